@@ -1,0 +1,129 @@
+"""ORM models. Portable types only: the same Alembic chain runs on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# SQLite only autoincrements INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {datetime: DateTime(timezone=True), dict[str, Any]: JSON}
+
+
+class Deletion(Base):
+    """One accepted deletion request: what was asked, by whom, why."""
+
+    __tablename__ = "deletion"
+    __table_args__ = (
+        UniqueConstraint("principal", "idempotency_key"),
+        Index("ix_deletion_created_at_id", "created_at", "id"),
+        Index("ix_deletion_status", "status"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    cluster: Mapped[str] = mapped_column(String(255))
+    principal: Mapped[str] = mapped_column(String(512))
+    client_host: Mapped[str] = mapped_column(String(64))
+    request_id: Mapped[str] = mapped_column(String(64))
+    reason: Mapped[str] = mapped_column(Text)
+    leader_only: Mapped[bool] = mapped_column(Boolean)
+    timeout_ms: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(32))
+    partition_count: Mapped[int] = mapped_column(Integer)
+    topics: Mapped[list[str]] = mapped_column(JSON)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
+    request_hash: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+
+    partitions: Mapped[list[PartitionDeletion]] = relationship(back_populates="deletion", lazy="raise")
+
+
+class PartitionDeletion(Base):
+    """One partition of a deletion: the durable task the executor claims, sends and confirms."""
+
+    __tablename__ = "partition_deletion"
+    __table_args__ = (
+        UniqueConstraint("deletion_id", "topic", "partition"),
+        Index("ix_partition_deletion_claim", "status", "next_attempt_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    deletion_id: Mapped[str] = mapped_column(ForeignKey("deletion.id", ondelete="CASCADE"))
+    topic: Mapped[str] = mapped_column(String(249))
+    partition: Mapped[int] = mapped_column(Integer)
+    requested_offset: Mapped[int] = mapped_column(BigInteger)
+    resolved_offset: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(32))
+    low_watermark: Mapped[int | None] = mapped_column(BigInteger)
+    leader_log_start_offset: Mapped[int | None] = mapped_column(BigInteger)
+    error_code: Mapped[str | None] = mapped_column(String(64))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # Claiming: a worker owns the row while lease_expires_at is in the future; every claim bumps
+    # fence, and a worker's write is applied only if the fence it claimed with is still current.
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None]
+    fence: Mapped[int] = mapped_column(BigInteger, default=0)
+    next_attempt_at: Mapped[datetime]
+    deadline_at: Mapped[datetime | None]
+    updated_at: Mapped[datetime]
+
+    deletion: Mapped[Deletion] = relationship(back_populates="partitions", lazy="raise")
+
+
+class AuditEvent(Base):
+    """Append-only, hash-chained audit trail: hash = SHA-256(prev_hash + canonical content)."""
+
+    __tablename__ = "audit_event"
+    __table_args__ = (Index("ix_audit_event_occurred_at", "occurred_at"), Index("ix_audit_event_action", "action"))
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    occurred_at: Mapped[datetime]
+    principal: Mapped[str] = mapped_column(String(512))
+    client_host: Mapped[str | None] = mapped_column(String(64))
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64))
+    cluster: Mapped[str | None] = mapped_column(String(255))
+    deletion_id: Mapped[str | None] = mapped_column(String(36))
+    details: Mapped[dict[str, Any]] = mapped_column(JSON)
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+
+
+class AuditHead(Base):
+    """A single row naming the newest audit event; appenders lock it so the chain never forks."""
+
+    __tablename__ = "audit_head"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    last_event_id: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_hash: Mapped[str] = mapped_column(String(64))

@@ -1,0 +1,87 @@
+"""The service's error tree. Each class knows its HTTP status and a stable ``type`` slug.
+
+    PurgeError
+    ├── ValidationFailed (422)           - input that parsed but breaks a rule; carries JSON-pointer errors
+    ├── NotAuthenticated (401)           - missing, malformed, expired or untrusted bearer token
+    ├── Forbidden (403)                  - authenticated but not allowed (names what was denied)
+    ├── NotFound (404)                   - unknown resource, or one the caller may not see
+    ├── Conflict (409)                   - the request clashes with current state
+    ├── IdempotencyMismatch (422)        - same Idempotency-Key, different body
+    ├── PayloadTooLarge (413)            - body over the configured limit, refused before parsing
+    └── ServiceUnavailable (503)         - a dependency (database, cluster) cannot be reached now
+
+API handlers raise these; ``app/api/problems.py`` renders every one as RFC 9457 problem+json.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One validation error: a JSON pointer into the request body and what is wrong there."""
+
+    pointer: str
+    detail: str
+
+
+class PurgeError(Exception):
+    status: int = 500
+    slug: str = "internal-error"
+    title: str = "Internal server error"
+
+    def __init__(self, detail: str, *, errors: list[FieldError] | None = None, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = errors or []
+        self.extra = extra
+
+
+class ValidationFailed(PurgeError):
+    status = 422
+    slug = "validation-failed"
+    title = "Request is not valid"
+
+
+class NotAuthenticated(PurgeError):
+    status = 401
+    slug = "not-authenticated"
+    title = "Authentication required"
+
+
+class Forbidden(PurgeError):
+    status = 403
+    slug = "forbidden"
+    title = "Not allowed"
+
+
+class NotFound(PurgeError):
+    status = 404
+    slug = "not-found"
+    title = "Not found"
+
+
+class Conflict(PurgeError):
+    status = 409
+    slug = "conflict"
+    title = "Conflict with current state"
+
+
+class IdempotencyMismatch(PurgeError):
+    status = 422
+    slug = "idempotency-key-reused"
+    title = "Idempotency-Key was used with a different request"
+
+
+class PayloadTooLarge(PurgeError):
+    status = 413
+    slug = "payload-too-large"
+    title = "Request body too large"
+
+
+class ServiceUnavailable(PurgeError):
+    status = 503
+    slug = "service-unavailable"
+    title = "Service unavailable"

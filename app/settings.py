@@ -1,0 +1,129 @@
+"""Service settings: one pydantic-settings class, environment prefix ``PURGE_``.
+
+Nested groups are addressed with one underscore after the group name, e.g. ``PURGE_DATABASE_URL``,
+``PURGE_AUTH_DEV_ISSUER``, ``PURGE_WORKER_LEASE_SECONDS``. Clusters are a JSON object in
+``PURGE_CLUSTERS`` (name -> connection settings). Unsafe combinations are refused at start-up.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+AclSource = Literal["service", "kafka"]
+
+
+class DatabaseSettings(BaseModel):
+    url: str = "sqlite+aiosqlite:///./data/kafka-purge.db"
+    pool_size: int = Field(default=10, ge=1)
+    echo: bool = False
+
+
+class ClusterSettings(BaseModel):
+    """How the service reaches one Kafka cluster, with its own Kafka principal."""
+
+    bootstrap_servers: str = Field(min_length=1)
+    security_protocol: SecurityProtocol = "PLAINTEXT"
+    sasl_mechanism: SaslMechanism | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_cafile: str | None = None
+    client_id: str = "kafka-purge"
+    request_timeout_ms: int = Field(default=40_000, ge=1_000)
+    acl_source: AclSource = "service"
+    acl_cache_seconds: float = Field(default=10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _sasl_complete(self) -> ClusterSettings:
+        if self.security_protocol.startswith("SASL") and not (
+            self.sasl_mechanism and self.sasl_username and self.sasl_password
+        ):
+            raise ValueError("SASL clusters need sasl_mechanism, sasl_username and sasl_password")
+        return self
+
+
+class AuthSettings(BaseModel):
+    """Bearer JWT validation, and the development token issuer."""
+
+    issuer: str | None = None
+    audience: str = "kafka-purge"
+    jwks_url: str | None = None
+    algorithms: list[str] = Field(default_factory=lambda: ["RS256"])
+    principal_claim: str = "sub"
+    groups_claim: str | None = "groups"
+    leeway_seconds: int = Field(default=30, ge=0, le=300)
+    jwks_cache_seconds: float = Field(default=300.0, gt=0)
+    dev_issuer: bool = False
+    dev_clients: dict[str, SecretStr] = Field(default_factory=dict)
+    dev_client_groups: dict[str, list[str]] = Field(default_factory=dict)
+    dev_token_ttl_seconds: int = Field(default=3600, ge=60)
+
+    @field_validator("algorithms")
+    @classmethod
+    def _no_none_algorithm(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one JWT algorithm must be allowed")
+        if any(alg.lower() == "none" for alg in value):
+            raise ValueError("the 'none' JWT algorithm is never allowed")
+        return value
+
+
+class WorkerSettings(BaseModel):
+    """The durable executor that sends DeleteRecords requests."""
+
+    poll_interval_seconds: float = Field(default=0.2, gt=0)
+    lease_seconds: float = Field(default=30.0, gt=0)
+    claim_batch: int = Field(default=10_000, ge=1)
+    backoff_initial_ms: int = Field(default=200, ge=1)
+    backoff_max_ms: int = Field(default=5_000, ge=1)
+    confirm_interval_ms: int = Field(default=500, ge=1)
+
+
+class LimitSettings(BaseModel):
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    max_partitions: int = Field(default=10_000, ge=1)
+    default_timeout_ms: int = Field(default=30_000, ge=1)
+    max_timeout_ms: int = Field(default=600_000, ge=1)
+    page_size: int = Field(default=100, ge=1)
+    max_page_size: int = Field(default=1_000, ge=1)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="PURGE_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="ignore",
+    )
+
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    super_users: str = ""
+    trusted_proxies: str = ""
+    public_url: str = "http://127.0.0.1:8080"
+
+    @model_validator(mode="after")
+    def _auth_configured(self) -> Settings:
+        if not self.auth.dev_issuer and not (self.auth.issuer and self.auth.jwks_url):
+            raise ValueError("configure PURGE_AUTH_ISSUER and PURGE_AUTH_JWKS_URL, or PURGE_AUTH_DEV_ISSUER=true")
+        return self
+
+    def super_user_set(self) -> frozenset[str]:
+        """``PURGE_SUPER_USERS`` is ``;``-separated ``Type:Name`` principals, as in Kafka's config."""
+        return frozenset(p.strip() for p in self.super_users.split(";") if p.strip())
+
+    def trusted_proxy_set(self) -> frozenset[str]:
+        return frozenset(p.strip() for p in self.trusted_proxies.split(",") if p.strip())
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
