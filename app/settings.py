@@ -113,7 +113,9 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _auth_configured(self) -> Settings:
         if not self.auth.dev_issuer and not (self.auth.issuer and self.auth.jwks_url):
-            raise ValueError("configure PURGE_AUTH_ISSUER and PURGE_AUTH_JWKS_URL, or PURGE_AUTH_DEV_ISSUER=true")
+            raise ValueError(
+                "configure PURGE_AUTH_ISSUER and PURGE_AUTH_JWKS_URL, or PURGE_AUTH_DEV_ISSUER=true"
+            )
         return self
 
     def super_user_set(self) -> frozenset[str]:

@@ -56,7 +56,9 @@ class KafkaGateway(Protocol):
         """Partition count of each existing topic among ``topics`` (fresh metadata)."""
         ...
 
-    async def high_watermarks(self, cluster: str, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+    async def high_watermarks(
+        self, cluster: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int]:
         """ListOffsets LATEST on each partition's leader."""
         ...
 

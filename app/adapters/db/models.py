@@ -104,7 +104,10 @@ class AuditEvent(Base):
     """Append-only, hash-chained audit trail: hash = SHA-256(prev_hash + canonical content)."""
 
     __tablename__ = "audit_event"
-    __table_args__ = (Index("ix_audit_event_occurred_at", "occurred_at"), Index("ix_audit_event_action", "action"))
+    __table_args__ = (
+        Index("ix_audit_event_occurred_at", "occurred_at"),
+        Index("ix_audit_event_action", "action"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     occurred_at: Mapped[datetime]
