@@ -1,0 +1,19 @@
+"""Authentication: bearer JWT validation, the caller's principal, and the development token issuer.
+
+Routers take ``principal: PrincipalDep``; ``create_app`` calls ``install(app, settings)`` once.
+"""
+
+from app.auth.challenge import BearerChallenge
+from app.auth.dependency import PrincipalDep, current_principal
+from app.auth.principal import Principal
+from app.auth.setup import AuthComponents, build_auth, install
+
+__all__ = [
+    "AuthComponents",
+    "BearerChallenge",
+    "Principal",
+    "PrincipalDep",
+    "build_auth",
+    "current_principal",
+    "install",
+]

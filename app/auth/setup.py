@@ -1,0 +1,68 @@
+"""Assembles authentication from settings and installs it on the FastAPI app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from app.auth.dev_issuer import DevIssuer
+from app.auth.dev_router import build_router
+from app.auth.jwks import JwksCache, KeySource, StaticKeys
+from app.auth.tokens import TokenValidator
+from app.settings import Settings
+
+
+@dataclass
+class AuthComponents:
+    settings: Settings
+    validator: TokenValidator
+    dev_issuer: DevIssuer | None
+
+
+def expected_issuer(settings: Settings) -> str:
+    return settings.auth.issuer or settings.public_url.rstrip("/")
+
+
+def build_auth(settings: Settings) -> AuthComponents:
+    """The validator, trusting the in-process dev issuer's keys when it is on, else the configured JWKS."""
+    issuer = expected_issuer(settings)
+    dev_issuer: DevIssuer | None = None
+    keys: KeySource
+    if settings.auth.dev_issuer:
+        dev_issuer = DevIssuer(settings.auth, issuer)
+        keys = StaticKeys(dev_issuer.public_keys)
+    else:
+        if not settings.auth.jwks_url:
+            raise ValueError("PURGE_AUTH_JWKS_URL is required without the dev issuer")
+        keys = JwksCache(settings.auth.jwks_url, ttl=settings.auth.jwks_cache_seconds)
+    return AuthComponents(settings, TokenValidator(settings.auth, issuer, keys), dev_issuer)
+
+
+def install(app: FastAPI, settings: Settings, components: AuthComponents | None = None) -> AuthComponents:
+    """Puts the validator on ``app.state.auth``; with the dev issuer, mounts its routes and Swagger wiring."""
+    auth = components or build_auth(settings)
+    app.state.auth = auth
+    if auth.dev_issuer is not None:
+        app.include_router(build_router(auth.dev_issuer))
+        app.swagger_ui_init_oauth = {"appName": "kafka-purge", "scopes": ""}
+    else:
+        _declare_plain_bearer(app)
+    return auth
+
+
+def _declare_plain_bearer(app: FastAPI) -> None:
+    """Without the dev issuer there is no local token endpoint: document a plain bearer scheme instead."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
+            schemes = schema.get("components", {}).get("securitySchemes", {})
+            if "OAuth2" in schemes:
+                schemes["OAuth2"] = {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

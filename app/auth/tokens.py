@@ -1,0 +1,108 @@
+"""Bearer JWT validation: signature from trusted keys only, then the registered claims."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from joserfc import jwt
+from joserfc.errors import ExpiredTokenError, JoseError, MissingClaimError
+from joserfc.jwk import KeySet
+
+from app.auth.challenge import invalid_token
+from app.auth.jwks import KeySource
+from app.settings import AuthSettings
+
+MAX_TOKEN_BYTES = 8 * 1024
+FORBIDDEN_ALGORITHMS = frozenset({"none", ""})
+
+
+class TokenValidator:
+    """Turns a compact JWS into verified claims, or raises a 401 ``BearerChallenge``."""
+
+    def __init__(
+        self,
+        settings: AuthSettings,
+        issuer: str,
+        keys: KeySource,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        # Settings refuse "none" already; this second check keeps joserfc from ever being handed it.
+        self.algorithms = [a for a in settings.algorithms if a.lower() not in FORBIDDEN_ALGORITHMS]
+        if not self.algorithms:
+            raise ValueError("no usable JWT algorithm configured")
+        self.issuer = issuer
+        self.audience = settings.audience
+        self.leeway = settings.leeway_seconds
+        self.keys = keys
+        self.clock = clock
+
+    async def validate(self, token: str) -> dict[str, Any]:
+        header = _header_of(token)
+        alg = header.get("alg")
+        if not isinstance(alg, str) or alg not in self.algorithms:
+            raise invalid_token("The token's signing algorithm is not accepted")
+        kid = header.get("kid")
+        if kid is not None and not isinstance(kid, str):
+            raise invalid_token("The token's key id is malformed")
+        key_set = await self.keys.keys()
+        if not _has_key(key_set, kid):
+            key_set = await self.keys.refresh_for(kid)
+            if not _has_key(key_set, kid):
+                raise invalid_token("The token was signed with an unknown key")
+        try:
+            decoded = jwt.decode(token, key_set, algorithms=self.algorithms)
+        except JoseError as exc:
+            raise invalid_token("The token's signature is not valid") from exc
+        self._check_claims(decoded.claims)
+        return decoded.claims
+
+    def _check_claims(self, claims: dict[str, Any]) -> None:
+        registry = jwt.JWTClaimsRegistry(
+            now=lambda: int(self.clock()),
+            leeway=self.leeway,
+            exp={"essential": True},
+            iss={"essential": True, "value": self.issuer},
+            aud={"essential": True, "value": self.audience},
+        )
+        try:
+            registry.validate(claims)
+        except ExpiredTokenError as exc:
+            raise invalid_token("The token has expired") from exc
+        except MissingClaimError as exc:
+            raise invalid_token("The token lacks a required claim") from exc
+        except JoseError as exc:
+            raise invalid_token(f"The token's {_claim_name(exc)} claim is not acceptable") from exc
+
+
+def _header_of(token: str) -> dict[str, Any]:
+    """Reads the protected header before any key work, refusing oversized or odd-shaped input."""
+    if len(token) > MAX_TOKEN_BYTES:
+        raise invalid_token("The token is too large")
+    parts = token.split(".")
+    if len(parts) != 3 or not all(parts[:2]):
+        raise invalid_token("The token is not a compact JWS")
+    try:
+        raw = base64.urlsafe_b64decode(parts[0] + "=" * (-len(parts[0]) % 4))
+        header = json.loads(raw)
+    except (binascii.Error, ValueError) as exc:
+        raise invalid_token("The token header is malformed") from exc
+    if not isinstance(header, dict):
+        raise invalid_token("The token header is malformed")
+    return header
+
+
+def _has_key(key_set: KeySet, kid: str | None) -> bool:
+    if kid is None:
+        return len(key_set.keys) == 1
+    return any(key.kid == kid for key in key_set)
+
+
+def _claim_name(exc: JoseError) -> str:
+    claim = getattr(exc, "claim", None)
+    return claim if claim in {"iss", "aud", "exp", "nbf", "iat", "sub", "jti"} else "claims"
