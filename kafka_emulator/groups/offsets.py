@@ -1,0 +1,66 @@
+"""Committed offsets by group, kept in the coordinator object so they survive coordinator moves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka_emulator.groups.group import Group, GroupState
+from kafka_emulator.protocol.errors import ErrorCode
+
+NO_OFFSET = -1  # OffsetFetchResponse.INVALID_OFFSET: "no committed offset"
+MAX_METADATA_BYTES = 4096  # offset.metadata.max.bytes
+OFFSET_METADATA_TOO_LARGE = 12  # not in the shared ErrorCode enum
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
+
+
+class OffsetStore:
+    def __init__(self) -> None:
+        self._groups: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+
+    def commit(self, group_id: str, topic: str, partition: int, committed: CommittedOffset) -> None:
+        self._groups.setdefault(group_id, {})[(topic, partition)] = committed
+
+    def get(self, group_id: str, topic: str, partition: int) -> CommittedOffset | None:
+        return self._groups.get(group_id, {}).get((topic, partition))
+
+    def of_group(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
+        return dict(self._groups.get(group_id, {}))
+
+    def group_ids(self) -> list[str]:
+        return [group_id for group_id, offsets in self._groups.items() if offsets]
+
+    def snapshot(self, group_id: str) -> dict[str, dict[str, int]]:
+        topics: dict[str, dict[str, int]] = {}
+        for (topic, partition), committed in sorted(self._groups.get(group_id, {}).items()):
+            topics.setdefault(topic, {})[str(partition)] = committed.offset
+        return topics
+
+
+def commit_error(group: Group | None, member_id: str, generation: int, instance_id: str | None) -> int | None:
+    """GroupCoordinator.validateOffsetCommit + doCommitOffsets: None means the commit may be stored.
+
+    A group that never joins commits with generation -1 and an empty member id ("simple" commits);
+    members of a managed group must name their member id and current generation.
+    """
+    if group is None:
+        return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
+    if group.state == GroupState.DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if generation >= 0 or member_id or instance_id is not None:
+        if group.find_member(member_id, instance_id) is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation != group.generation:
+            return ErrorCode.ILLEGAL_GENERATION
+        if group.state == GroupState.COMPLETING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return None
+    if group.state != GroupState.EMPTY:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    return None
