@@ -1,0 +1,94 @@
+"""Async engine, sessions and write transactions for SQLite (aiosqlite) and PostgreSQL (asyncpg).
+
+SQLite: the driver's own transaction handling is switched off (``isolation_level = None``) and SQLAlchemy's
+``begin`` event emits the BEGIN itself, so a write transaction can ask for ``BEGIN IMMEDIATE``. A deferred
+transaction that reads first and writes later gets SQLITE_BUSY at once, ignoring busy_timeout; taking the
+write lock up front makes writers queue on busy_timeout instead. Every connection runs in WAL mode with
+foreign keys enforced.
+
+Commit or roll back only at the boundary: :func:`write_transaction` (and the API's session dependency).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+BEGIN_IMMEDIATE = "purge_begin_immediate"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def is_sqlite(engine: AsyncEngine) -> bool:
+    return engine.dialect.name == "sqlite"
+
+
+def create_engine(
+    url: str, *, pool_size: int = 10, echo: bool = False, foreign_keys: bool = True
+) -> AsyncEngine:
+    """An engine for ``url``; SQLite files get their directory created and the pragmas above.
+
+    ``foreign_keys=False`` is for migrations only: SQLite batch mode recreates tables, and with foreign
+    keys on, dropping the old table would cascade into its children.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size)
+        _install_sqlite_hooks(engine, foreign_keys=foreign_keys)
+        return engine
+    return create_async_engine(
+        url, echo=echo, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+    )
+
+
+def _install_sqlite_hooks(engine: AsyncEngine, *, foreign_keys: bool) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control away from the driver; the "begin" hook below emits BEGIN.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get(BEGIN_IMMEDIATE, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+
+
+@asynccontextmanager
+async def write_transaction(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A session inside a write transaction (BEGIN IMMEDIATE on SQLite), committed on success."""
+    async with sessionmaker() as session:
+        # The option reaches the connection before its BEGIN, so the hook sees it.
+        await session.connection(execution_options={BEGIN_IMMEDIATE: True})
+        try:
+            yield session
+        except BaseException:
+            await session.rollback()
+            raise
+        await session.commit()
+
+
+@asynccontextmanager
+async def read_session(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A session for reads only; its transaction is rolled back at the end."""
+    async with sessionmaker() as session:
+        yield session

@@ -1,0 +1,133 @@
+"""Shared fixtures: databases (SQLite and PostgreSQL, schema built by the migrations), settings, the
+emulated Kafka cluster, and an HTTP client over the app with its lifespan run.
+
+``db_url`` is parametrised, so every test that uses it runs on both databases. PostgreSQL tests get a
+fresh database ``purge_test_<hex>`` on 127.0.0.1:5432 (user postgres), dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from pydantic import SecretStr
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from app.adapters.db.migrate import upgrade
+from app.adapters.db.session import create_engine, make_sessionmaker
+from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings, WorkerSettings
+
+PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+DEV_CLIENTS = {"alice": "alice-secret", "bob": "bob-secret", "auditor": "auditor-secret"}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """An empty database (no schema) on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'purge.db'}"
+        return
+    name = f"purge_test_{secrets.token_hex(6)}"
+    admin = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        admin = await asyncpg.connect(PG_ADMIN_DSN)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+@pytest.fixture
+async def migrated_url(db_url: str) -> str:
+    """``db_url`` with the schema built by the Alembic migrations (never ``create_all``)."""
+    await upgrade(db_url)
+    return db_url
+
+
+@pytest.fixture
+async def engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(migrated_url)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return make_sessionmaker(engine)
+
+
+@pytest.fixture
+async def emulator() -> AsyncIterator[Any]:
+    """A 3-broker emulated Kafka cluster on ephemeral ports; tests create their own topics."""
+    from kafka_emulator import EmulatedCluster
+
+    cluster = EmulatedCluster(brokers=3)
+    await cluster.start()
+    try:
+        yield cluster
+    finally:
+        await cluster.stop()
+
+
+@pytest.fixture
+def clusters(request: pytest.FixtureRequest) -> dict[str, ClusterSettings]:
+    """A cluster named "demo" pointing at the emulator when the test uses one, else none."""
+    if "emulator" not in request.fixturenames:
+        return {}
+    emulator = request.getfixturevalue("emulator")
+    return {"demo": ClusterSettings(bootstrap_servers=emulator.bootstrap, request_timeout_ms=5_000)}
+
+
+@pytest.fixture
+def settings(migrated_url: str, clusters: dict[str, ClusterSettings]) -> Settings:
+    return Settings(
+        database=DatabaseSettings(url=migrated_url, pool_size=5),
+        clusters=clusters,
+        auth=AuthSettings(
+            dev_issuer=True,
+            dev_clients={client: SecretStr(secret) for client, secret in DEV_CLIENTS.items()},
+            dev_client_groups={"auditor": ["auditors"]},
+        ),
+        worker=WorkerSettings(poll_interval_seconds=0.05, backoff_initial_ms=20, confirm_interval_ms=50),
+    )
+
+
+@pytest.fixture
+async def app_client(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client over the app (ASGI transport), with the app's lifespan run around it."""
+    from app.main import create_app
+
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield client
+
+
+@pytest.fixture
+def token(app_client: httpx.AsyncClient) -> Callable[[str], Awaitable[str]]:
+    """``await token("alice")``: a bearer token from the dev issuer for that client."""
+
+    async def fetch(client_id: str = "alice") -> str:
+        response = await app_client.post(
+            "/oauth/token",
+            data={"grant_type": "client_credentials"},
+            auth=(client_id, DEV_CLIENTS[client_id]),
+        )
+        assert response.status_code == 200, response.text
+        return str(response.json()["access_token"])
+
+    return fetch
