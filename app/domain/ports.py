@@ -62,6 +62,12 @@ class KafkaGateway(Protocol):
         """ListOffsets LATEST on each partition's leader."""
         ...
 
+    async def log_start_offsets(
+        self, cluster: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """ListOffsets EARLIEST on each partition's leader (the leader's log start offset)."""
+        ...
+
     async def delete_records(
         self,
         cluster: str,

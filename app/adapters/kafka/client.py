@@ -1,0 +1,133 @@
+"""A typed wrapper over aiokafka's ``AIOKafkaClient`` for one cluster.
+
+Every call here has its own deadline. aiokafka applies one ``request_timeout_ms`` to every request of
+a connection, but a DeleteRecords may legitimately wait ``TimeoutMs`` in the broker's purgatory, which
+can be longer than a metadata request should ever take. So aiokafka's own timer is set out of the way
+(``_TRANSPORT_CEILING_MS``) and each call is bounded here instead.
+
+Failures come out as ``BrokerFailure`` with the Kafka error name the outcome should carry
+(``NETWORK_EXCEPTION`` for a broker that cannot be reached, ``REQUEST_TIMED_OUT`` for one that does
+not answer in time), or ``VersionUnsupported`` when nothing was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import ssl
+from collections.abc import Sequence
+from typing import Any
+
+from aiokafka.client import AIOKafkaClient
+from aiokafka.errors import IncompatibleBrokerVersion, KafkaError, RequestTimedOutError
+
+from app.adapters.kafka.metadata import Metadata, metadata_request, read_metadata
+from app.adapters.kafka.protocol import VersionUnsupported
+from app.settings import ClusterSettings
+
+log = logging.getLogger(__name__)
+
+_TRANSPORT_CEILING_MS = 2**31 - 1
+
+
+class BrokerFailure(Exception):
+    """A request to one broker failed on the client side; ``error`` is the Kafka error name to report."""
+
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+class ClusterUnreachable(Exception):
+    """No broker of the cluster answered."""
+
+
+def _ssl_context(settings: ClusterSettings) -> ssl.SSLContext | None:
+    if settings.security_protocol not in ("SSL", "SASL_SSL"):
+        return None
+    return ssl.create_default_context(cafile=settings.ssl_cafile)
+
+
+class ClusterClient:
+    """One started ``AIOKafkaClient`` for one configured cluster."""
+
+    def __init__(self, name: str, settings: ClusterSettings) -> None:
+        self.name = name
+        self.settings = settings
+        self._client: Any = None
+        self._preferred_node: Any = None
+
+    @property
+    def timeout_s(self) -> float:
+        return self.settings.request_timeout_ms / 1000
+
+    async def start(self) -> None:
+        """Connect and read the cluster's brokers; raises ClusterUnreachable."""
+        s = self.settings
+        client = AIOKafkaClient(
+            bootstrap_servers=s.bootstrap_servers,
+            client_id=s.client_id,
+            request_timeout_ms=_TRANSPORT_CEILING_MS,
+            security_protocol=s.security_protocol,
+            ssl_context=_ssl_context(s),
+            sasl_mechanism=s.sasl_mechanism or "PLAIN",
+            sasl_plain_username=s.sasl_username,
+            sasl_plain_password=s.sasl_password.get_secret_value() if s.sasl_password else None,
+        )
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await client.bootstrap()
+        except (KafkaError, OSError, TimeoutError) as exc:
+            await client.close()
+            raise ClusterUnreachable(
+                f"cluster {self.name!r}: cannot bootstrap from {s.bootstrap_servers}: {exc}"
+            ) from exc
+        self._client = client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def _nodes(self) -> list[Any]:
+        nodes = [broker.nodeId for broker in self._client.cluster.brokers()]
+        random.shuffle(nodes)
+        if self._preferred_node in nodes:
+            nodes.remove(self._preferred_node)
+            nodes.insert(0, self._preferred_node)
+        return nodes
+
+    async def metadata(self, topics: Sequence[str]) -> Metadata:
+        """Fresh metadata for ``topics`` from the first broker that answers; raises ClusterUnreachable."""
+        errors: list[str] = []
+        for node in self._nodes():
+            try:
+                response = await self.send(node, metadata_request(topics), timeout_s=self.timeout_s)
+            except (BrokerFailure, VersionUnsupported) as exc:
+                errors.append(f"broker {node}: {exc}")
+                continue
+            # Keeps aiokafka's broker addresses current, so it can connect to a newly elected leader.
+            self._client.cluster.update_metadata(response)
+            self._preferred_node = node
+            return read_metadata(response)
+        raise ClusterUnreachable(f"cluster {self.name!r}: no broker answered metadata ({'; '.join(errors)})")
+
+    async def send(self, node_id: Any, request: Any, *, timeout_s: float) -> Any:
+        """Send one request to one broker and return aiokafka's decoded response struct."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await self._client.send(node_id, request)
+        except VersionUnsupported:
+            raise
+        except (IncompatibleBrokerVersion, NotImplementedError) as exc:
+            raise VersionUnsupported(f"broker {node_id}: {exc}") from exc
+        except (TimeoutError, RequestTimedOutError) as exc:
+            raise BrokerFailure(
+                "REQUEST_TIMED_OUT", f"broker {node_id} did not answer within {timeout_s * 1000:.0f} ms"
+            ) from exc
+        except (KafkaError, OSError) as exc:
+            raise BrokerFailure(
+                "NETWORK_EXCEPTION", f"broker {node_id} could not be reached: {exc!r}"
+            ) from exc

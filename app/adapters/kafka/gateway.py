@@ -1,0 +1,222 @@
+"""``KafkaClusters``: the ``KafkaGateway`` over every configured cluster.
+
+Batching follows Kafka's Admin client: fresh metadata for the requested topics, partitions grouped by
+leader, one request per leader carrying all of that leader's partitions, leaders in parallel, and every
+partition's result read from the response. A leader that fails affects only its own partitions: each
+gets an outcome, nothing is raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+
+from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
+from app.adapters.kafka.errors import describe, error_name
+from app.adapters.kafka.metadata import (
+    EARLIEST,
+    LATEST,
+    Metadata,
+    list_offsets_request,
+    read_list_offsets,
+    route,
+)
+from app.adapters.kafka.protocol import DeleteRecordsRequest, VersionUnsupported, read_response
+from app.domain.ports import PartitionOutcome, TopicPartition
+from app.errors import NotFound, ServiceUnavailable
+from app.settings import ClusterSettings
+
+
+def _outcomes(
+    partitions: Sequence[TopicPartition], error: str, detail: str
+) -> dict[TopicPartition, PartitionOutcome]:
+    outcome = PartitionOutcome(error=error, message=f"{describe(error)} ({detail})")
+    return dict.fromkeys(partitions, outcome)
+
+
+class KafkaClusters:
+    """One lazily started aiokafka client per configured cluster."""
+
+    def __init__(self, clusters: Mapping[str, ClusterSettings]) -> None:
+        self._settings = dict(clusters)
+        self._clients: dict[str, ClusterClient] = {}
+        self._locks = {name: asyncio.Lock() for name in self._settings}
+
+    def has_cluster(self, cluster: str) -> bool:
+        return cluster in self._settings
+
+    async def start(self) -> None:
+        """Nothing to do: clients connect on first use, so a cluster that is down cannot stop the service."""
+
+    async def close(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        await asyncio.gather(*(client.close() for client in clients))
+
+    async def _client(self, cluster: str) -> ClusterClient:
+        if cluster not in self._settings:
+            raise NotFound(f"unknown cluster {cluster!r}")
+        async with self._locks[cluster]:
+            client = self._clients.get(cluster)
+            if client is None:
+                client = ClusterClient(cluster, self._settings[cluster])
+                await client.start()
+                self._clients[cluster] = client
+            return client
+
+    async def _metadata(self, cluster: str, topics: Sequence[str]) -> tuple[ClusterClient, Metadata]:
+        """Fresh metadata; a client that reaches no broker any more is dropped, so the next call
+        bootstraps again (the cluster may have come back elsewhere)."""
+        client = await self._client(cluster)
+        try:
+            return client, await client.metadata(sorted(set(topics)))
+        except ClusterUnreachable:
+            if self._clients.get(cluster) is client:
+                del self._clients[cluster]
+                await client.close()
+            raise
+
+    async def ping(self, cluster: str) -> bool:
+        try:
+            await self._metadata(cluster, [])
+        except ClusterUnreachable:
+            return False
+        return True
+
+    async def topic_partitions(self, cluster: str, topics: Sequence[str]) -> dict[str, int]:
+        try:
+            _, metadata = await self._metadata(cluster, topics)
+        except ClusterUnreachable as exc:
+            raise ServiceUnavailable(str(exc)) from exc
+        return {
+            name: len(topic.partitions)
+            for name, topic in metadata.topics.items()
+            if topic.error == "NONE" and name in topics
+        }
+
+    async def high_watermarks(
+        self, cluster: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """ListOffsets LATEST on each leader; ServiceUnavailable if any partition could not be read."""
+        return await self._list_offsets(cluster, partitions, LATEST)
+
+    async def log_start_offsets(
+        self, cluster: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """ListOffsets EARLIEST on each leader; ServiceUnavailable if any partition could not be read."""
+        return await self._list_offsets(cluster, partitions, EARLIEST)
+
+    async def _list_offsets(
+        self, cluster: str, partitions: Sequence[TopicPartition], timestamp: int
+    ) -> dict[TopicPartition, int]:
+        try:
+            client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
+        except ClusterUnreachable as exc:
+            raise ServiceUnavailable(str(exc)) from exc
+        by_leader, failed = route(metadata, partitions)
+        answers = await asyncio.gather(
+            *(self._list_leader(client, leader, tps, timestamp) for leader, tps in by_leader.items())
+        )
+        offsets: dict[TopicPartition, int] = {}
+        for answer in answers:
+            for tp, outcome in answer.items():
+                if outcome.ok:
+                    offsets[tp] = outcome.low_watermark
+                else:
+                    failed[tp] = outcome
+        if failed:
+            shown = "; ".join(f"{tp}: {o.error}" for tp, o in sorted(failed.items())[:10])
+            raise ServiceUnavailable(
+                f"cannot read offsets of {len(failed)} partition(s) on {cluster!r}: {shown}"
+            )
+        return offsets
+
+    async def _list_leader(
+        self, client: ClusterClient, leader: int, partitions: list[TopicPartition], timestamp: int
+    ) -> dict[TopicPartition, PartitionOutcome]:
+        """ListOffsets on one leader; the offset travels in ``low_watermark`` of the outcome."""
+        try:
+            response = await client.send(
+                leader, list_offsets_request(partitions, timestamp), timeout_s=client.timeout_s
+            )
+        except BrokerFailure as exc:
+            return _outcomes(partitions, exc.error, exc.message)
+        except VersionUnsupported as exc:
+            return _outcomes(partitions, "UNSUPPORTED_VERSION", str(exc))
+        answered = read_list_offsets(response)
+        results: dict[TopicPartition, PartitionOutcome] = {}
+        for tp in partitions:
+            error, offset = answered.get(tp, ("UNKNOWN_SERVER_ERROR", -1))
+            results[tp] = PartitionOutcome(error=error, low_watermark=offset)
+        return results
+
+    async def delete_records(
+        self,
+        cluster: str,
+        offsets: Mapping[TopicPartition, int],
+        *,
+        leader_only: bool,
+        timeout_ms: int,
+    ) -> dict[TopicPartition, PartitionOutcome]:
+        partitions = list(offsets)
+        if not partitions:
+            return {}
+        try:
+            client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
+        except ClusterUnreachable as exc:
+            return _outcomes(partitions, "NETWORK_EXCEPTION", str(exc))
+        by_leader, outcomes = route(metadata, partitions)
+        answers = await asyncio.gather(
+            *(
+                self._delete_on_leader(
+                    client, leader, {tp: offsets[tp] for tp in tps}, leader_only, timeout_ms
+                )
+                for leader, tps in by_leader.items()
+            )
+        )
+        for answer in answers:
+            outcomes.update(answer)
+        return outcomes
+
+    async def _delete_on_leader(
+        self,
+        client: ClusterClient,
+        leader: int,
+        offsets: dict[TopicPartition, int],
+        leader_only: bool,
+        timeout_ms: int,
+    ) -> dict[TopicPartition, PartitionOutcome]:
+        request = DeleteRecordsRequest(offsets, timeout_ms=timeout_ms, leader_only=leader_only)
+        # The broker may hold the request for TimeoutMs in its purgatory; only after that plus a normal
+        # request time is the broker considered silent (never race the broker's own timeout).
+        timeout_s = request.timeout_ms / 1000 + client.timeout_s
+        partitions = list(offsets)
+        try:
+            response = await client.send(leader, request, timeout_s=timeout_s)
+        except BrokerFailure as exc:
+            return _outcomes(partitions, exc.error, exc.message)
+        except VersionUnsupported as exc:
+            return _outcomes(partitions, "UNSUPPORTED_VERSION", f"broker {leader}: {exc}")
+        _, answered = read_response(response)
+        results: dict[TopicPartition, PartitionOutcome] = {}
+        for tp in partitions:
+            result = answered.get(tp)
+            if result is None:
+                results[tp] = PartitionOutcome(
+                    error="UNKNOWN_SERVER_ERROR",
+                    message=f"The response from broker {leader} did not contain a result for partition {tp}.",
+                )
+                continue
+            name = error_name(result.error_code)
+            results[tp] = PartitionOutcome(
+                error=name,
+                low_watermark=result.low_watermark,
+                leader_log_start_offset=result.leader_log_start_offset,
+                message=None if name == "NONE" else _message(name, result.error_code),
+            )
+        return results
+
+
+def _message(name: str, code: int) -> str:
+    if name == "UNKNOWN_SERVER_ERROR" and code != -1:
+        return f"{describe(name)} (broker error code {code})"
+    return describe(name)

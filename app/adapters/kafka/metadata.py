@@ -1,0 +1,114 @@
+"""Typed views of Metadata and ListOffsets responses, and routing partitions to their leaders."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka.protocol.metadata import MetadataRequest
+from aiokafka.protocol.offset import OffsetRequest
+
+from app.adapters.kafka.errors import describe, error_name
+from app.domain.ports import PartitionOutcome, TopicPartition
+
+LATEST = -1
+EARLIEST = -2
+_CONSUMER_REPLICA_ID = -1
+_READ_UNCOMMITTED = 0
+
+
+@dataclass(frozen=True)
+class PartitionMetadata:
+    leader: int
+    replicas: tuple[int, ...]
+    error: str
+
+
+@dataclass(frozen=True)
+class TopicMetadata:
+    error: str
+    partitions: dict[int, PartitionMetadata]
+
+
+@dataclass(frozen=True)
+class Metadata:
+    brokers: tuple[int, ...]
+    topics: dict[str, TopicMetadata]
+
+
+def metadata_request(topics: Sequence[str]) -> Any:
+    """Metadata for exactly these topics (an empty list asks for brokers only), never auto-creating."""
+    return MetadataRequest(list(topics), allow_auto_topic_creation=False)
+
+
+def read_metadata(response: Any) -> Metadata:
+    version = int(response.API_VERSION)
+    brokers = tuple(int(broker[0]) for broker in response.brokers)
+    topics: dict[str, TopicMetadata] = {}
+    for topic in response.topics:
+        if version == 0:
+            code, name, partitions = topic[0], topic[1], topic[2]
+        else:
+            code, name, partitions = topic[0], topic[1], topic[3]
+        topics[str(name)] = TopicMetadata(
+            error_name(int(code)),
+            {
+                int(p[1]): PartitionMetadata(int(p[2]), tuple(int(r) for r in p[3]), error_name(int(p[0])))
+                for p in partitions
+            },
+        )
+    return Metadata(brokers, topics)
+
+
+def _failure(name: str, detail: str) -> PartitionOutcome:
+    return PartitionOutcome(error=name, message=f"{describe(name)} ({detail})")
+
+
+def route(
+    metadata: Metadata, partitions: Iterable[TopicPartition]
+) -> tuple[dict[int, list[TopicPartition]], dict[TopicPartition, PartitionOutcome]]:
+    """Group partitions by leader broker id; the ones that cannot be sent get an outcome instead."""
+    by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
+    failed: dict[TopicPartition, PartitionOutcome] = {}
+    for tp in partitions:
+        topic = metadata.topics.get(tp.topic)
+        if topic is None:
+            failed[tp] = _failure("UNKNOWN_TOPIC_OR_PARTITION", f"topic {tp.topic!r} is not in the metadata")
+        elif topic.error != "NONE":
+            failed[tp] = _failure(topic.error, f"metadata for topic {tp.topic!r}")
+        elif (partition := topic.partitions.get(tp.partition)) is None:
+            failed[tp] = _failure(
+                "UNKNOWN_TOPIC_OR_PARTITION", f"topic {tp.topic!r} has {len(topic.partitions)} partitions"
+            )
+        elif partition.leader < 0:
+            failed[tp] = _failure("LEADER_NOT_AVAILABLE", f"partition {tp} has no leader")
+        else:
+            by_leader[partition.leader].append(tp)
+    return dict(by_leader), failed
+
+
+def list_offsets_request(partitions: Iterable[TopicPartition], timestamp: int) -> Any:
+    """ListOffsets for one broker; LATEST answers the high watermark (read_uncommitted), EARLIEST the
+    log start offset."""
+    by_topic: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for tp in partitions:
+        by_topic[tp.topic].append((tp.partition, timestamp))
+    topics = [(name, sorted(parts)) for name, parts in sorted(by_topic.items())]
+    return OffsetRequest(_CONSUMER_REPLICA_ID, _READ_UNCOMMITTED, topics)
+
+
+def read_list_offsets(response: Any) -> dict[TopicPartition, tuple[str, int]]:
+    """Every partition of a ListOffsets response: (error name, offset)."""
+    version = int(response.API_VERSION)
+    results: dict[TopicPartition, tuple[str, int]] = {}
+    for topic, partitions in response.topics:
+        for part in partitions:
+            if version == 0:
+                offsets = part[2]
+                offset = int(offsets[0]) if offsets else -1
+            else:
+                offset = int(part[3])
+            results[TopicPartition(str(topic), int(part[0]))] = (error_name(int(part[1])), offset)
+    return results

@@ -1,0 +1,234 @@
+"""DeleteRecords (API key 21) v0-v3 on aiokafka's wire machinery.
+
+aiokafka knows DeleteRecords v0-v2; v3 (the LeaderOnly KIP draft) adds ``LeaderOnly`` to the request and
+``LeaderLogStartOffset`` (between LowWatermark and ErrorCode) to each partition of the response.
+aiokafka picks a request version per connection by calling ``Request.prepare`` with that broker's
+ApiVersions; ``DeleteRecordsRequest.prepare`` makes the choice this service needs instead: v3 when the
+broker has it, never a silent downgrade when LeaderOnly is asked for. Raising there means nothing is
+written to the socket.
+
+aiokafka is untyped: the classes below subclass ``Any`` (hence the ignores); everything leaving this
+module is typed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka.protocol.api import Request, RequestStruct, Response
+from aiokafka.protocol.types import (
+    Array,
+    Boolean,
+    CompactArray,
+    CompactString,
+    Int16,
+    Int32,
+    Int64,
+    Schema,
+    String,
+    TaggedFields,
+)
+
+from app.domain.ports import TopicPartition
+
+DELETE_RECORDS_KEY = 21
+HIGHEST_VERSION = 3
+LEADER_ONLY_VERSION = 3
+MAX_INT32 = 2**31 - 1
+
+_PARTITIONS_V0 = Array(("partition_index", Int32), ("low_watermark", Int64), ("error_code", Int16))
+_RESPONSE_V0 = Schema(
+    ("throttle_time_ms", Int32), ("topics", Array(("name", String("utf-8")), ("partitions", _PARTITIONS_V0)))
+)
+
+
+def _flexible_response(partition_fields: tuple[tuple[str, Any], ...]) -> Any:
+    partitions = CompactArray(*partition_fields, ("tags", TaggedFields))
+    topics = CompactArray(
+        ("name", CompactString("utf-8")), ("partitions", partitions), ("tags", TaggedFields)
+    )
+    return Schema(("throttle_time_ms", Int32), ("topics", topics), ("tags", TaggedFields))
+
+
+class DeleteRecordsResponseV0(Response):  # type: ignore[misc]
+    API_KEY = DELETE_RECORDS_KEY
+    API_VERSION = 0
+    SCHEMA = _RESPONSE_V0
+
+
+class DeleteRecordsResponseV1(Response):  # type: ignore[misc]
+    API_KEY = DELETE_RECORDS_KEY
+    API_VERSION = 1
+    SCHEMA = _RESPONSE_V0
+
+
+class DeleteRecordsResponseV2(Response):  # type: ignore[misc]
+    API_KEY = DELETE_RECORDS_KEY
+    API_VERSION = 2
+    SCHEMA = _flexible_response((("partition_index", Int32), ("low_watermark", Int64), ("error_code", Int16)))
+
+
+class DeleteRecordsResponseV3(Response):  # type: ignore[misc]
+    API_KEY = DELETE_RECORDS_KEY
+    API_VERSION = 3
+    SCHEMA = _flexible_response(
+        (
+            ("partition_index", Int32),
+            ("low_watermark", Int64),
+            ("leader_log_start_offset", Int64),
+            ("error_code", Int16),
+        )
+    )
+
+
+_REQUEST_V0 = Schema(
+    (
+        "topics",
+        Array(
+            ("name", String("utf-8")), ("partitions", Array(("partition_index", Int32), ("offset", Int64)))
+        ),
+    ),
+    ("timeout_ms", Int32),
+)
+_FLEXIBLE_TOPICS = CompactArray(
+    ("name", CompactString("utf-8")),
+    ("partitions", CompactArray(("partition_index", Int32), ("offset", Int64), ("tags", TaggedFields))),
+    ("tags", TaggedFields),
+)
+
+
+class DeleteRecordsRequestV0(RequestStruct):  # type: ignore[misc]
+    API_KEY = DELETE_RECORDS_KEY
+    API_VERSION = 0
+    RESPONSE_TYPE = DeleteRecordsResponseV0
+    SCHEMA = _REQUEST_V0
+
+
+class DeleteRecordsRequestV1(RequestStruct):  # type: ignore[misc]
+    API_KEY = DELETE_RECORDS_KEY
+    API_VERSION = 1
+    RESPONSE_TYPE = DeleteRecordsResponseV1
+    SCHEMA = _REQUEST_V0
+
+
+class DeleteRecordsRequestV2(RequestStruct):  # type: ignore[misc]
+    API_KEY = DELETE_RECORDS_KEY
+    API_VERSION = 2
+    FLEXIBLE_VERSION = True
+    RESPONSE_TYPE = DeleteRecordsResponseV2
+    SCHEMA = Schema(("topics", _FLEXIBLE_TOPICS), ("timeout_ms", Int32), ("tags", TaggedFields))
+
+
+class DeleteRecordsRequestV3(RequestStruct):  # type: ignore[misc]
+    API_KEY = DELETE_RECORDS_KEY
+    API_VERSION = 3
+    FLEXIBLE_VERSION = True
+    RESPONSE_TYPE = DeleteRecordsResponseV3
+    SCHEMA = Schema(
+        ("topics", _FLEXIBLE_TOPICS), ("timeout_ms", Int32), ("leader_only", Boolean), ("tags", TaggedFields)
+    )
+
+
+_STRUCTS: dict[int, Any] = {
+    0: DeleteRecordsRequestV0,
+    1: DeleteRecordsRequestV1,
+    2: DeleteRecordsRequestV2,
+    3: DeleteRecordsRequestV3,
+}
+
+
+class VersionUnsupported(Exception):
+    """The broker cannot take the DeleteRecords version this request needs; nothing was sent."""
+
+
+def choose_version(broker_range: tuple[int, int] | None, *, leader_only: bool) -> int:
+    """The DeleteRecords version to send to a broker advertising ``broker_range`` (None: not at all).
+
+    v3 whenever the broker has it; LeaderOnly needs v3 and is never dropped silently; otherwise the
+    highest version both sides know.
+    """
+    if broker_range is None:
+        raise VersionUnsupported("the broker does not advertise DeleteRecords in its ApiVersions")
+    low, high = broker_range
+    if leader_only:
+        if low <= LEADER_ONLY_VERSION <= high:
+            return LEADER_ONLY_VERSION
+        raise VersionUnsupported(
+            f"leader_only needs DeleteRecords v{LEADER_ONLY_VERSION} (LeaderOnly); the broker supports "
+            f"v{low}-v{high}, so nothing was sent (no silent downgrade to waiting for all replicas)"
+        )
+    version = min(high, HIGHEST_VERSION)
+    if version < low:
+        raise VersionUnsupported(f"the broker supports DeleteRecords v{low}-v{high} only; this client v0-v3")
+    return version
+
+
+_AnyVersion = (
+    DeleteRecordsRequestV0 | DeleteRecordsRequestV1 | DeleteRecordsRequestV2 | DeleteRecordsRequestV3
+)
+
+
+class DeleteRecordsRequest(Request[_AnyVersion]):  # type: ignore[misc]
+    """One broker's DeleteRecords: all of its partitions, with their offsets."""
+
+    API_KEY = DELETE_RECORDS_KEY
+
+    def __init__(self, offsets: Mapping[TopicPartition, int], *, timeout_ms: int, leader_only: bool) -> None:
+        self.offsets = offsets
+        self.timeout_ms = min(max(timeout_ms, 0), MAX_INT32)
+        self.leader_only = leader_only
+
+    def prepare(self, versions: dict[int, tuple[int, int]]) -> Any:
+        version = choose_version(versions.get(DELETE_RECORDS_KEY), leader_only=self.leader_only)
+        return self.build(_STRUCTS[version])
+
+    def build(self, request_struct_class: Any) -> Any:
+        return build_struct(request_struct_class.API_VERSION, self.offsets, self.timeout_ms, self.leader_only)
+
+
+def build_struct(
+    version: int, offsets: Mapping[TopicPartition, int], timeout_ms: int, leader_only: bool
+) -> Any:
+    """The wire struct of one DeleteRecords request at ``version`` (topics in name order)."""
+    by_topic: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for tp, offset in offsets.items():
+        by_topic[tp.topic].append((tp.partition, offset))
+    if version < 2:
+        topics: list[tuple[Any, ...]] = [(name, sorted(parts)) for name, parts in sorted(by_topic.items())]
+        return _STRUCTS[version](topics, timeout_ms)
+    topics = [
+        (name, [(p, offset, {}) for p, offset in sorted(parts)], {})
+        for name, parts in sorted(by_topic.items())
+    ]
+    if version == LEADER_ONLY_VERSION:
+        return _STRUCTS[version](topics, timeout_ms, leader_only, {})
+    return _STRUCTS[version](topics, timeout_ms, {})
+
+
+@dataclass(frozen=True)
+class DeletedPartition:
+    """One partition of a DeleteRecords response, as the broker sent it."""
+
+    low_watermark: int
+    leader_log_start_offset: int  # -1 below v3
+    error_code: int
+
+
+def read_response(response: Any) -> tuple[int, dict[TopicPartition, DeletedPartition]]:
+    """The version and every partition result of a DeleteRecords response."""
+    version = int(response.API_VERSION)
+    results: dict[TopicPartition, DeletedPartition] = {}
+    for topic in response.topics:
+        name, partitions = topic[0], topic[1]
+        for part in partitions:
+            if version >= LEADER_ONLY_VERSION:
+                index, low_watermark, leader_lso, code = part[0], part[1], part[2], part[3]
+            else:
+                index, low_watermark, leader_lso, code = part[0], part[1], -1, part[2]
+            results[TopicPartition(str(name), int(index))] = DeletedPartition(
+                int(low_watermark), int(leader_lso), int(code)
+            )
+    return version, results
