@@ -1,0 +1,95 @@
+"""ListOffsets (API 2): EARLIEST, LATEST, MAX_TIMESTAMP and timestamp search, as UnifiedLog answers them."""
+
+from __future__ import annotations
+
+from kafka_emulator.handlers.common import TopicAuthorization, group_by_topic
+from kafka_emulator.handlers.fetch import check_epoch
+from kafka_emulator.protocol.api import Authorizer, Handler, Message, RequestContext
+from kafka_emulator.protocol.errors import ErrorCode
+from kafka_emulator.state import ClusterState
+from kafka_emulator.state.log import ReplicaLog
+
+API_KEY = 2
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+DEBUGGING_REPLICA = -2
+# Lowest request version that may carry each sentinel (KafkaApis.scala:1163-1169).
+MIN_VERSION = {LATEST: 0, EARLIEST: 0, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
+
+
+def lookup(log: ReplicaLog, timestamp: int, upper_bound: int) -> tuple[int, int] | None:
+    """(timestamp, offset) for one partition, or None for the -1/-1 "no such offset" answer."""
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
+        return -1, log.log_start_offset
+    if timestamp == LATEST:
+        return -1, upper_bound
+    if timestamp == LATEST_TIERED:
+        return None
+    if timestamp == MAX_TIMESTAMP:
+        found = log.max_timestamp_offset(upper_bound)
+    else:
+        found = log.offset_for_timestamp(timestamp, upper_bound)
+    return None if found is None else (found[1], found[0])
+
+
+class _Lister:
+    def __init__(self, state: ClusterState, ctx: RequestContext, authorizer: Authorizer, request: Message):
+        self.state = state
+        self.ctx = ctx
+        self.version = ctx.api_version
+        self.debug = request["ReplicaId"] == DEBUGGING_REPLICA
+        self.allowed = TopicAuthorization(authorizer, ctx, "DESCRIBE")
+
+    def answer(self, topic: str, part: Message, duplicate: bool) -> Message:
+        index = part["PartitionIndex"]
+        error, found, epoch = self._resolve(topic, part, duplicate)
+        entry: Message = {"PartitionIndex": index, "ErrorCode": error, "Timestamp": -1, "Offset": -1}
+        entry["LeaderEpoch"] = -1
+        if found is not None:
+            entry.update(Timestamp=found[0], Offset=found[1], LeaderEpoch=epoch)
+        entry["OldStyleOffsets"] = [found[1]] if found is not None else []
+        return entry
+
+    def _resolve(
+        self, topic: str, part: Message, duplicate: bool
+    ) -> tuple[ErrorCode, tuple[int, int] | None, int]:
+        timestamp = part["Timestamp"]
+        if duplicate:
+            return ErrorCode.INVALID_REQUEST, None, -1
+        if not self.allowed(topic):
+            return ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, -1
+        if timestamp < 0 and (timestamp not in MIN_VERSION or self.version < MIN_VERSION[timestamp]):
+            return ErrorCode.UNSUPPORTED_VERSION, None, -1
+        partition = self.state.partition(topic, part["PartitionIndex"])
+        if partition is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None, -1
+        broker = self.ctx.broker_id
+        if partition.leader != broker and not (self.debug and broker in partition.replicas):
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, None, -1
+        epoch_error = check_epoch(partition, part.get("CurrentLeaderEpoch", -1))
+        if epoch_error != ErrorCode.NONE:
+            return epoch_error, None, -1
+        log = partition.logs[broker]
+        bound = log.log_end_offset if self.debug else log.high_watermark
+        return ErrorCode.NONE, lookup(log, timestamp, bound), partition.leader_epoch
+
+
+def list_offsets_handler(state: ClusterState, authorizer: Authorizer) -> Handler:
+    async def handle(ctx: RequestContext, request: Message) -> Message:
+        lister = _Lister(state, ctx, authorizer, request)
+        counts: dict[tuple[str, int], int] = {}
+        for topic in request["Topics"]:
+            for part in topic["Partitions"]:
+                key = (topic["Name"], part["PartitionIndex"])
+                counts[key] = counts.get(key, 0) + 1
+        results = [
+            (
+                topic["Name"],
+                lister.answer(topic["Name"], part, counts[(topic["Name"], part["PartitionIndex"])] > 1),
+            )
+            for topic in request["Topics"]
+            for part in topic["Partitions"]
+        ]
+        topics = group_by_topic(results, lambda name, parts: {"Name": name, "Partitions": parts})
+        return {"ThrottleTimeMs": 0, "Topics": topics}
+
+    return handle

@@ -1,0 +1,86 @@
+"""Leader-side operations the data-plane handlers run: append, local DeleteRecords, waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from kafka_emulator.protocol.errors import ErrorCode
+from kafka_emulator.state.cluster_state import ClusterState
+from kafka_emulator.state.partition import Partition
+from kafka_emulator.state.purgatory import PartitionOutcome
+from kafka_emulator.state.records import CorruptBatchError, UnsupportedMagicError
+
+
+def leader_partition(state: ClusterState, broker: int, topic: str, index: int) -> Partition | ErrorCode:
+    """The partition if ``broker`` leads it, else the error a broker answers."""
+    partition = state.partition(topic, index)
+    if partition is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if partition.leader != broker:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    return partition
+
+
+def append(state: ClusterState, broker: int, topic: str, index: int, records: bytes) -> tuple[ErrorCode, int]:
+    """Append a produce payload on the leader: (error, base offset)."""
+    found = leader_partition(state, broker, topic, index)
+    if isinstance(found, ErrorCode):
+        return found, -1
+    log = found.logs[broker]
+    try:
+        base = log.append_produced(records, found.leader_epoch)
+    except UnsupportedMagicError:
+        return ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, -1
+    except CorruptBatchError:
+        return ErrorCode.CORRUPT_MESSAGE, -1
+    if found.maybe_raise_high_watermark(time.monotonic(), state.replicator.max_lag_s):
+        found.notify_change()
+        state.purgatory.check(found)
+    state.leader_changed(found)
+    return ErrorCode.NONE, base
+
+
+def delete_records_local(
+    state: ClusterState, broker: int, topic: str, index: int, offset: int
+) -> PartitionOutcome:
+    """Kafka's deleteRecordsOnLocalLog + deleteRecordsOnLeader, in Kafka's order of checks.
+
+    The caller has already checked authorization and that the partition exists.
+    """
+    partition = state.partition(topic, index)
+    if partition is None:
+        return PartitionOutcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if state.topics[topic].internal:
+        return PartitionOutcome(ErrorCode.INVALID_TOPIC_EXCEPTION)
+    if partition.leader != broker:
+        return PartitionOutcome(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    if not state.topics[topic].deletable:
+        return PartitionOutcome(ErrorCode.POLICY_VIOLATION)
+    log = partition.logs[broker]
+    requested = log.high_watermark if offset == -1 else offset
+    if requested < 0 or requested > log.high_watermark:
+        return PartitionOutcome(ErrorCode.OFFSET_OUT_OF_RANGE)
+    if requested > log.log_start_offset:
+        log.increment_log_start_offset(requested)
+        state.leader_changed(partition)
+    return PartitionOutcome(ErrorCode.NONE, partition.low_watermark(), log.log_start_offset, requested)
+
+
+async def wait_for_change(partitions: list[Partition], timeout_s: float) -> None:
+    """Sleep until one of ``partitions`` changes (HW, LSO, leadership) or ``timeout_s`` passes."""
+    if timeout_s <= 0:
+        return
+    if not partitions:
+        await asyncio.sleep(timeout_s)
+        return
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    for partition in partitions:
+        partition.change_waiters.add(waiter)
+    try:
+        await asyncio.wait_for(waiter, timeout_s)
+    except TimeoutError:
+        pass
+    finally:
+        for partition in partitions:
+            partition.change_waiters.discard(waiter)

@@ -1,0 +1,115 @@
+"""A partition: replica assignment, leadership, and the leader's view of its followers."""
+
+from __future__ import annotations
+
+import asyncio
+
+from kafka_emulator.state.log import ReplicaLog
+
+UNKNOWN_OFFSET = -1
+
+
+class Partition:
+    """Replica logs plus what the leader learned from follower fetches (reported LSO and LEO).
+
+    ``alive`` is the cluster's shared set of alive broker ids. ``paused`` maps a paused follower to the
+    monotonic time it was paused; a paused follower neither fetches nor reports.
+    """
+
+    def __init__(self, topic: str, index: int, replicas: list[int], alive: set[int]) -> None:
+        self.topic = topic
+        self.index = index
+        self.replicas = replicas
+        self.alive = alive
+        self.logs = {broker: ReplicaLog() for broker in replicas}
+        self.leader = UNKNOWN_OFFSET
+        self.leader_epoch = -1
+        self.paused: dict[int, float] = {}
+        self.follower_lso: dict[int, int] = {}
+        self.follower_leo: dict[int, int] = {}
+        self.change_waiters: set[asyncio.Future[None]] = set()
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.topic, self.index
+
+    def leader_log(self) -> ReplicaLog | None:
+        return self.logs[self.leader] if self.leader >= 0 else None
+
+    def become_leader(self, broker: int) -> None:
+        """New leader epoch; the new leader knows nothing of its followers until they fetch."""
+        self.leader = broker
+        self.leader_epoch += 1
+        self.follower_lso = {b: UNKNOWN_OFFSET for b in self.replicas if b != broker}
+        self.follower_leo = dict(self.follower_lso)
+
+    def followers(self) -> list[int]:
+        return [b for b in self.replicas if b != self.leader]
+
+    def in_sync(self, broker: int, now: float, max_lag_s: float) -> bool:
+        """ISR membership, simplified: alive and not paused for longer than ``max_lag_s``."""
+        if broker == self.leader:
+            return True
+        if broker not in self.alive:
+            return False
+        paused_at = self.paused.get(broker)
+        return paused_at is None or now - paused_at <= max_lag_s
+
+    def isr(self, now: float, max_lag_s: float) -> list[int]:
+        return [b for b in self.replicas if self.in_sync(b, now, max_lag_s)]
+
+    def low_watermark(self) -> int:
+        """min(leader LSO, LSO last reported by every alive follower); -1 before a first fetch."""
+        log = self.logs[self.leader]
+        lw = log.log_start_offset
+        for broker, reported in self.follower_lso.items():
+            if broker in self.alive and reported < lw:
+                lw = reported
+        return lw
+
+    def maybe_raise_high_watermark(self, now: float, max_lag_s: float) -> bool:
+        """Leader HW = min LEO over the ISR; it never goes down. True if it rose."""
+        log = self.logs[self.leader]
+        candidate = log.log_end_offset
+        for broker, leo in self.follower_leo.items():
+            if leo < candidate and self.in_sync(broker, now, max_lag_s):
+                candidate = leo
+        if candidate > log.high_watermark:
+            log.high_watermark = candidate
+            return True
+        return False
+
+    def follower_fetch(self, broker: int) -> bool:
+        """One simulated fetch round by ``broker``; True while the follower is not yet converged."""
+        leader = self.logs[self.leader]
+        log = self.logs[broker]
+        if log.log_end_offset > leader.log_end_offset:
+            log.truncate_to(leader.log_end_offset)
+            return True
+        if log.log_end_offset < leader.log_start_offset:
+            # The leader answers OFFSET_OUT_OF_RANGE without recording the fetch; the follower
+            # truncates fully and starts at the leader's log start offset.
+            log.truncate_fully(leader.log_start_offset)
+            return True
+        self.follower_lso[broker] = log.log_start_offset
+        self.follower_leo[broker] = log.log_end_offset
+        if log.log_end_offset < leader.log_end_offset:
+            log.copy_from(leader)
+        log.high_watermark = min(leader.high_watermark, log.log_end_offset)
+        if leader.log_start_offset > log.log_start_offset:
+            log.increment_log_start_offset(min(leader.log_start_offset, log.high_watermark))
+        return (
+            log.log_end_offset != leader.log_end_offset
+            or log.high_watermark != leader.high_watermark
+            or log.log_start_offset != self.follower_lso[broker]
+            or log.log_end_offset != self.follower_leo[broker]
+            or log.log_start_offset < leader.log_start_offset
+        )
+
+    def notify_change(self) -> None:
+        """Wake long-polling fetches and acks=all produces waiting on this partition."""
+        if self.change_waiters:
+            for waiter in self.change_waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self.change_waiters.clear()

@@ -1,0 +1,81 @@
+"""The simulated follower fetch loop, driven by events so an idle cluster costs no CPU.
+
+Kafka followers long-poll their leader; here a partition is marked dirty whenever something a
+follower must learn changes (append, log start offset, high watermark, leadership, resume, restart).
+Every ``interval`` the loop runs one fetch round for each alive, unpaused follower of each dirty
+partition: the follower reports its LSO and LEO (as Kafka's Fetch request does) and then applies the
+response (copies batches, adopts the leader's HW and LSO). The leader then recomputes its HW and low
+watermark and triggers the DeleteRecords purgatory. A partition stays dirty until leader and
+followers agree, so reporting a new LSO takes a second round, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+from kafka_emulator.state.partition import Partition
+
+RoundHook = Callable[[Partition, bool, bool], None]
+
+
+class Replicator:
+    def __init__(self, interval_ms: float, max_lag_ms: float, on_round: RoundHook) -> None:
+        self._interval_s = interval_ms / 1000
+        self.max_lag_s = max_lag_ms / 1000
+        self._on_round = on_round
+        self._dirty: dict[Partition, None] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._wake = asyncio.Event()
+            if self._dirty:
+                self._wake.set()
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="replication")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def mark(self, partition: Partition) -> None:
+        self._dirty[partition] = None
+        self._wake.set()
+
+    def mark_later(self, partition: Partition, delay_s: float) -> None:
+        asyncio.get_running_loop().call_later(delay_s, self.mark, partition)
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(self._interval_s)
+            self._wake.clear()
+            dirty, self._dirty = self._dirty, {}
+            now = time.monotonic()
+            for partition in dirty:
+                if self.run_round(partition, now):
+                    self._dirty[partition] = None
+            if self._dirty:
+                self._wake.set()
+
+    def run_round(self, partition: Partition, now: float) -> bool:
+        """One fetch round for every follower that fetches; True while not converged."""
+        leader = partition.leader
+        if leader < 0 or leader not in partition.alive:
+            return False
+        lw_before = partition.low_watermark()
+        busy = False
+        for broker in partition.replicas:
+            if broker != leader and broker in partition.alive and broker not in partition.paused:
+                busy = partition.follower_fetch(broker) or busy
+        hw_raised = partition.maybe_raise_high_watermark(now, self.max_lag_s)
+        lw_raised = partition.low_watermark() > lw_before
+        if hw_raised or lw_raised:
+            self._on_round(partition, hw_raised, lw_raised)
+        return busy or hw_raised
