@@ -1,0 +1,42 @@
+"""Canonical JSON for hashing audit events: sorted keys, no whitespace, UTF-8, RFC 3339 UTC datetimes.
+
+The same content always yields the same bytes, on either database and in any process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+
+
+def rfc3339(moment: datetime) -> str:
+    """``2026-11-21T23:55:51.123456Z``: always UTC, always microseconds, so the text is unique."""
+    if moment.tzinfo is None:
+        raise ValueError("naive datetime in audit content")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _default(value: object) -> str:
+    if isinstance(value, datetime):
+        return rfc3339(value)
+    raise TypeError(f"{type(value).__name__} is not allowed in audit content")
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_default
+    )
+
+
+def normalized(value: Any) -> Any:
+    """``value`` as it reads back from a JSON column: what is stored is exactly what was hashed."""
+    return json.loads(canonical_json(value))
+
+
+def chain_hash(prev_hash: str, content: dict[str, Any]) -> str:
+    """SHA-256 over the previous event's hash followed by this event's canonical content."""
+    return hashlib.sha256((prev_hash + canonical_json(content)).encode("utf-8")).hexdigest()
