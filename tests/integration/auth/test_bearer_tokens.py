@@ -1,0 +1,162 @@
+"""Bearer JWT validation against a JWKS served by a real local HTTP server (the non-dev path)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+
+from auth_idp import FakeIdP, good_claims, new_key, raw_token
+from conftest import ClientFactory, assert_unauthenticated, idp_settings
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding
+from joserfc import jwt
+
+
+def auth_header(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def test_valid_token_names_the_principal(idp: FakeIdP, client_for: ClientFactory) -> None:
+    async with client_for(idp_settings(idp)) as (client, _):
+        response = await client.get("/test/whoami", headers=auth_header(idp.sign(good_claims())))
+    assert response.status_code == 200, response.text
+    assert response.json() == {"names": ["User:alice"], "client_host": "127.0.0.1"}
+
+
+async def test_missing_token_gets_a_bare_challenge(idp: FakeIdP, client_for: ClientFactory) -> None:
+    async with client_for(idp_settings(idp)) as (client, _):
+        missing = await client.get("/test/whoami")
+        basic = await client.get("/test/whoami", headers={"Authorization": "Basic YTpi"})
+    for response in (missing, basic):
+        assert_unauthenticated(response, error=None)
+        assert response.headers["www-authenticate"] == 'Bearer realm="kafka-purge"'
+
+
+async def test_malformed_tokens_are_rejected(idp: FakeIdP, client_for: ClientFactory) -> None:
+    good = idp.sign(good_claims())
+    head, body, sig = good.split(".")
+    flipped = sig[:-2] + ("A" if sig[-2] != "A" else "B") + sig[-1]
+    malformed = [
+        "garbage",
+        f"{head}.{body}",
+        f"{head}.{body}.{sig}.x.y",
+        f"!!!.{body}.{sig}",
+        f"{base64.urlsafe_b64encode(b'[1,2]').decode()}.{body}.{sig}",
+        f"{head}.{body}.{flipped}",
+        f"{head}.{body}.",
+        f"{head}.{base64.urlsafe_b64encode(b'not json').decode().rstrip('=')}.{sig}",
+    ]
+    async with client_for(idp_settings(idp)) as (client, _):
+        responses = [await client.get("/test/whoami", headers=auth_header(t)) for t in malformed]
+        empty = await client.get("/test/whoami", headers={"Authorization": "Bearer "})
+    for response in [*responses, empty]:
+        assert_unauthenticated(response)
+
+
+async def test_expiry_honours_the_30_second_leeway(idp: FakeIdP, client_for: ClientFactory) -> None:
+    exp = int(time.time())
+    token = idp.sign(good_claims(exp=exp, iat=exp - 60, nbf=exp - 60))
+    async with client_for(idp_settings(idp)) as (client, app):
+        app.state.auth.validator.clock = lambda: exp + 29
+        accepted = await client.get("/test/whoami", headers=auth_header(token))
+        app.state.auth.validator.clock = lambda: exp + 31
+        rejected = await client.get("/test/whoami", headers=auth_header(token))
+    assert accepted.status_code == 200, accepted.text
+    assert_unauthenticated(rejected)
+    assert "expired" in rejected.headers["www-authenticate"]
+
+
+async def test_registered_claims_are_enforced(idp: FakeIdP, client_for: ClientFactory) -> None:
+    now = int(time.time())
+    bad_claims = [
+        good_claims(exp=None),
+        good_claims(exp=str(now + 300)),
+        good_claims(exp=True),
+        good_claims(aud="someone-else"),
+        good_claims(aud=["someone-else", "another"]),
+        good_claims(aud=None),
+        good_claims(iss="https://evil.test/"),
+        good_claims(iss=None),
+        good_claims(nbf=now + 31),
+        good_claims(iat=now + 31),
+        good_claims(sub=None),
+        good_claims(sub=""),
+    ]
+    async with client_for(idp_settings(idp)) as (client, app):
+        app.state.auth.validator.clock = lambda: now
+        responses = [await client.get("/test/whoami", headers=auth_header(idp.sign(c))) for c in bad_claims]
+        listed = await client.get(
+            "/test/whoami", headers=auth_header(idp.sign(good_claims(aud=["other", "kafka-purge"])))
+        )
+        near = await client.get("/test/whoami", headers=auth_header(idp.sign(good_claims(nbf=now + 20))))
+    for claims, response in zip(bad_claims, responses, strict=True):
+        assert response.status_code == 401, claims
+        assert_unauthenticated(response)
+    assert listed.status_code == 200
+    assert near.status_code == 200
+
+
+async def test_alg_none_family_is_rejected(idp: FakeIdP, client_for: ClientFactory) -> None:
+    tokens = [
+        raw_token({"alg": alg, "kid": "k1"}, good_claims(), signature)
+        for alg in ("none", "None", "NONE", "")
+        for signature in (b"", b"garbage")
+    ]
+    tokens.append(raw_token({"kid": "k1"}, good_claims()))
+    async with client_for(idp_settings(idp)) as (client, _):
+        for token in tokens:
+            assert_unauthenticated(await client.get("/test/whoami", headers=auth_header(token)))
+
+
+async def test_hs256_signed_with_the_rsa_public_key_is_rejected(
+    idp: FakeIdP, client_for: ClientFactory
+) -> None:
+    public = idp.keys["k1"]
+    secrets_tried = [
+        public.as_pem(private=False),
+        json.dumps(public.as_dict(private=False)).encode(),
+    ]
+    tokens = []
+    for secret in secrets_tried:
+        for alg, digest in (("HS256", hashlib.sha256), ("HS512", hashlib.sha512)):
+            header = {"alg": alg, "kid": "k1", "typ": "JWT"}
+            unsigned = raw_token(header, good_claims()).rsplit(".", 1)[0]
+            mac = hmac.new(secret, unsigned.encode(), digest).digest()
+            tokens.append(f"{unsigned}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}")
+    # Even when HS256 is allowed, an RSA key from the JWKS must never verify an HMAC.
+    for settings in (idp_settings(idp), idp_settings(idp, algorithms=["RS256", "HS256"])):
+        async with client_for(settings) as (client, _):
+            for token in tokens:
+                assert_unauthenticated(await client.get("/test/whoami", headers=auth_header(token)))
+
+
+async def test_token_from_a_key_outside_the_jwks_is_rejected(idp: FakeIdP, client_for: ClientFactory) -> None:
+    attacker = new_key("k1")  # reuses a trusted kid
+    forged = jwt.encode({"alg": "RS256", "kid": "k1"}, good_claims(), attacker, algorithms=["RS256"])
+    async with client_for(idp_settings(idp)) as (client, _):
+        response = await client.get("/test/whoami", headers=auth_header(forged))
+    assert_unauthenticated(response)
+
+
+async def test_oversized_token_is_refused_before_parsing(idp: FakeIdP, client_for: ClientFactory) -> None:
+    big = idp.sign(good_claims(padding="x" * 9000))
+    async with client_for(idp_settings(idp)) as (client, _):
+        started = time.perf_counter()
+        response = await client.get("/test/whoami", headers=auth_header(big))
+        elapsed = time.perf_counter() - started
+    assert_unauthenticated(response)
+    assert "too large" in response.headers["www-authenticate"]
+    assert idp.hits == 0  # refused before any key lookup
+    assert elapsed < 1.0
+
+
+async def test_unknown_crit_header_is_rejected(idp: FakeIdP, client_for: ClientFactory) -> None:
+    header = {"alg": "RS256", "kid": "k1", "crit": ["urn:example:unknown"], "urn:example:unknown": True}
+    unsigned = raw_token(header, good_claims()).rsplit(".", 1)[0]
+    signature = idp.keys["k1"].private_key.sign(unsigned.encode(), padding.PKCS1v15(), hashes.SHA256())
+    token = f"{unsigned}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
+    async with client_for(idp_settings(idp)) as (client, _):
+        assert_unauthenticated(await client.get("/test/whoami", headers=auth_header(token)))
