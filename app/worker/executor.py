@@ -1,0 +1,237 @@
+"""The durable executor: claim due partitions, send DeleteRecords, write the outcomes back, repeat.
+
+Each service instance runs one ``Executor`` with a unique ``instance_id`` (the lease owner). The loop
+claims up to ``worker.claim_batch`` rows at a time and works on up to ``MAX_BATCHES`` claimed batches at
+once, so one batch waiting in a broker's purgatory does not hold up the others. While a batch is out,
+its leases are renewed every third of the lease; a batch whose lease passed to another claim still
+finishes its call, but the fence makes its write-back change nothing. After a crash, leases simply
+expire and any instance claims the rows again: the stored concrete offset makes the resend harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import secrets
+import socket
+import time
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.adapters.db.repositories import claims as repo
+from app.adapters.db.repositories.claims import Claim
+from app.adapters.db.session import write_transaction
+from app.domain.ports import KafkaGateway
+from app.settings import Settings
+from app.worker import metrics
+from app.worker.applying import ApplyResult, apply_updates
+from app.worker.decisions import Policy, decide
+from app.worker.sending import SendGroup, group_claims, send_group
+
+log = logging.getLogger("kafka_purge.worker")
+
+MAX_BATCHES = 4
+APPLY_ATTEMPTS = 3
+DEFAULT_REQUEST_TIMEOUT_MS = 40_000
+
+
+def default_instance_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Executor:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        gateway: KafkaGateway,
+        settings: Settings,
+        instance_id: str | None = None,
+    ) -> None:
+        self._sessionmaker = sessionmaker
+        self._gateway = gateway
+        self._worker = settings.worker
+        self._policies = {
+            name: Policy.from_settings(settings.worker, cluster.request_timeout_ms)
+            for name, cluster in settings.clusters.items()
+        }
+        self._default_policy = Policy.from_settings(settings.worker, DEFAULT_REQUEST_TIMEOUT_MS)
+        self.instance_id = instance_id or default_instance_id()
+        self._rng = random.Random()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._batches: set[asyncio.Task[int]] = set()
+        self._stopping = False
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def wake(self) -> None:
+        """Look for work now (the API calls this after accepting a deletion)."""
+        self._wake.set()
+
+    async def start(self) -> None:
+        if self.running:
+            return
+        self._stopping = False
+        self._task = asyncio.create_task(self._run(), name=f"executor {self.instance_id}")
+        log.info("executor started", extra={"instance_id": self.instance_id})
+
+    async def stop(self, grace_seconds: float = 5.0) -> None:
+        """Stop claiming; let claimed batches finish for ``grace_seconds``, then cancel them and give their
+        leases back so another instance can take the rows at once."""
+        self._stopping = True
+        self._wake.set()
+        if self._task is not None:
+            _, pending = await asyncio.wait({self._task}, timeout=grace_seconds)
+            for task in (*pending, *self._batches):
+                task.cancel()
+            await asyncio.gather(self._task, *self._batches, return_exceptions=True)
+            self._task = None
+        try:
+            async with write_transaction(self._sessionmaker) as session:
+                released = await repo.release_leases(session, owner=self.instance_id, now=utcnow())
+        except DBAPIError:
+            log.exception("executor could not release its leases; they expire on their own")
+            released = 0
+        log.info("executor stopped", extra={"instance_id": self.instance_id, "released": released})
+
+    async def run_once(self) -> int:
+        """Claim one batch and work it to the end; the number of partitions claimed."""
+        claims = await self._claim()
+        if claims:
+            await self._process(claims)
+        return len(claims)
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            claims: list[Claim] = []
+            if len(self._batches) < MAX_BATCHES:
+                self._wake.clear()
+                try:
+                    claims = await self._claim()
+                except DBAPIError:
+                    log.exception("claiming failed; retrying after the poll interval")
+            if claims:
+                task = asyncio.create_task(self._process(claims))
+                self._batches.add(task)
+                task.add_done_callback(self._batches.discard)
+                continue
+            await self._idle()
+        if self._batches:
+            await asyncio.gather(*self._batches, return_exceptions=True)
+
+    async def _idle(self) -> None:
+        waker = asyncio.create_task(self._wake.wait())
+        try:
+            await asyncio.wait(
+                {waker, *self._batches},
+                timeout=self._worker.poll_interval_seconds,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            waker.cancel()
+
+    async def _claim(self) -> list[Claim]:
+        async with write_transaction(self._sessionmaker) as session:
+            claims = await repo.claim_due(
+                session,
+                owner=self.instance_id,
+                now=utcnow(),
+                lease_seconds=self._worker.lease_seconds,
+                limit=self._worker.claim_batch,
+            )
+        metrics.CLAIMED.inc(len(claims))
+        return claims
+
+    async def _process(self, claims: Sequence[Claim]) -> int:
+        groups = group_claims(claims, utcnow(), self._policy_map(claims))
+        results = await asyncio.gather(
+            *(self._send_and_apply(group) for group in groups), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, Exception):
+                # The rows stay leased until the lease expires; then they are claimed and sent again.
+                log.error("processing a claimed batch failed", exc_info=result)
+        return len(claims)
+
+    def _policy_map(self, claims: Sequence[Claim]) -> dict[str, Policy]:
+        return {c.cluster: self._policies.get(c.cluster, self._default_policy) for c in claims}
+
+    async def _send_and_apply(self, group: SendGroup) -> None:
+        started = time.monotonic()
+        async with self._leases_kept(group.claims):
+            outcomes = await send_group(self._gateway, group)
+        metrics.SEND_SECONDS.observe(time.monotonic() - started)
+        now = utcnow()
+        policy = self._policies.get(group.cluster, self._default_policy)
+        updates = [decide(claim, outcomes[claim.id], now, policy, self._rng) for claim in group.claims]
+        result = await self._apply({c.id: c for c in group.claims}, updates, now)
+        if result is None:
+            return
+        for status, count in result.applied.items():
+            metrics.OUTCOMES.labels(status=status.value).inc(count)
+        metrics.STALE_WRITES.inc(result.stale)
+        log.info(
+            "applied DeleteRecords outcomes",
+            extra={
+                "instance_id": self.instance_id,
+                "cluster": group.cluster,
+                "partitions": len(group.claims),
+                "applied": {s.value: n for s, n in result.applied.items()},
+                "stale": result.stale,
+                "completed": result.completed,
+                "seconds": round(time.monotonic() - started, 3),
+            },
+        )
+
+    async def _apply(
+        self, claims: dict[int, Claim], updates: list[repo.PartitionUpdate], now: datetime
+    ) -> ApplyResult | None:
+        for attempt in range(1, APPLY_ATTEMPTS + 1):
+            try:
+                return await apply_updates(
+                    self._sessionmaker, owner=self.instance_id, claims=claims, updates=updates, now=now
+                )
+            except DBAPIError:
+                # Deadlock victim, lost connection...: the leases still hold, so trying again is safe.
+                log.exception("writing outcomes failed (attempt %d of %d)", attempt, APPLY_ATTEMPTS)
+                await asyncio.sleep(0.05 * attempt)
+        # The rows stay leased until the lease expires; then they are claimed and sent again.
+        return None
+
+    @contextlib.asynccontextmanager
+    async def _leases_kept(self, claims: Sequence[Claim]) -> AsyncIterator[None]:
+        renewer = asyncio.create_task(self._renew_leases(claims))
+        try:
+            yield
+        finally:
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
+
+    async def _renew_leases(self, claims: Sequence[Claim]) -> None:
+        lease = self._worker.lease_seconds
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                async with write_transaction(self._sessionmaker) as session:
+                    held = await repo.renew_leases(
+                        session, owner=self.instance_id, claims=claims, now=utcnow(), lease_seconds=lease
+                    )
+            except DBAPIError:
+                log.exception("renewing %d leases failed", len(claims))
+                continue
+            if held < len(claims):
+                metrics.LOST_LEASES.inc(len(claims) - held)
+                log.warning("lost %d of %d leases to another claim", len(claims) - held, len(claims))

@@ -1,0 +1,61 @@
+"""Sending claimed partitions: one gateway call per (cluster, LeaderOnly, TimeoutMs) group.
+
+The gateway turns each call into one DeleteRecords request per leader broker carrying all of that
+leader's partitions, leaders in parallel. Only the stored ``resolved_offset`` is ever sent: replaying a
+concrete offset is a no-op on the broker, so a crash between send and write-back is harmless.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.adapters.db.repositories.claims import Claim
+from app.domain.ports import KafkaGateway, PartitionOutcome, TopicPartition
+from app.worker.decisions import Policy, broker_wait_ms
+
+log = logging.getLogger("kafka_purge.worker")
+
+# A failure of the call as a whole (cluster unreachable, unknown cluster): every partition retries.
+UNREACHABLE = "NETWORK_EXCEPTION"
+
+
+@dataclass(frozen=True)
+class SendGroup:
+    cluster: str
+    leader_only: bool
+    timeout_ms: int
+    claims: tuple[Claim, ...]
+
+
+def group_claims(claims: Sequence[Claim], now: datetime, policies: dict[str, Policy]) -> list[SendGroup]:
+    """Group by what one DeleteRecords request shares: cluster, LeaderOnly and TimeoutMs."""
+    groups: dict[tuple[str, bool, int], list[Claim]] = defaultdict(list)
+    for claim in claims:
+        wait = broker_wait_ms(claim, now, policies[claim.cluster])
+        groups[(claim.cluster, claim.leader_only, wait)].append(claim)
+    return [
+        SendGroup(cluster, leader_only, timeout_ms, tuple(members))
+        for (cluster, leader_only, timeout_ms), members in sorted(groups.items())
+    ]
+
+
+async def send_group(gateway: KafkaGateway, group: SendGroup) -> dict[int, PartitionOutcome]:
+    """Every claimed row's outcome, by row id."""
+    offsets = {TopicPartition(c.topic, c.partition): c.resolved_offset for c in group.claims}
+    try:
+        if not gateway.has_cluster(group.cluster):
+            raise LookupError(f"cluster {group.cluster!r} is not configured")
+        results = await gateway.delete_records(
+            group.cluster, offsets, leader_only=group.leader_only, timeout_ms=group.timeout_ms
+        )
+    except Exception as exc:  # the whole call failed: nothing is known about any partition
+        log.warning("delete_records on cluster %s failed: %r", group.cluster, exc)
+        return {
+            c.id: PartitionOutcome(UNREACHABLE, message=str(exc) or type(exc).__name__) for c in group.claims
+        }
+    missing = PartitionOutcome(UNREACHABLE, message="the broker's response did not include this partition")
+    return {c.id: results.get(TopicPartition(c.topic, c.partition), missing) for c in group.claims}

@@ -1,0 +1,196 @@
+"""The claim queue on SQLite and PostgreSQL: leases, fencing, due times, cancelled deletions, roll-up."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from worker_helpers import (
+    Target,
+    assert_chain_ok,
+    audit_events,
+    deletion_status,
+    insert_deletion,
+    partitions_of,
+)
+
+from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.repositories import claims as repo
+from app.adapters.db.repositories.claims import Claim, PartitionUpdate
+from app.adapters.db.session import write_transaction
+from app.domain.deletions import PartitionStatus
+from app.worker.applying import apply_updates
+
+Maker = async_sessionmaker[AsyncSession]
+
+
+async def claim(
+    sessionmaker: Maker, owner: str, now: datetime, *, limit: int = 100, lease: float = 30
+) -> list[Claim]:
+    async with write_transaction(sessionmaker) as session:
+        return await repo.claim_due(session, owner=owner, now=now, lease_seconds=lease, limit=limit)
+
+
+def done(claim: Claim, status: PartitionStatus, now: datetime, lw: int | None = None) -> PartitionUpdate:
+    return PartitionUpdate(
+        id=claim.id,
+        fence=claim.fence,
+        status=status,
+        low_watermark=lw,
+        leader_log_start_offset=None,
+        error_code="POLICY_VIOLATION" if status is PartitionStatus.FAILED else None,
+        error_message="compacted" if status is PartitionStatus.FAILED else None,
+        next_attempt_at=now,
+    )
+
+
+async def test_claim_takes_the_lease_and_starts_the_deadline(
+    sessionmaker: Maker, targets: list[Target]
+) -> None:
+    deletion_id = await insert_deletion(sessionmaker, targets, timeout_ms=7_000)
+    now = datetime.now(UTC)
+    claims = await claim(sessionmaker, "w1", now)
+    assert [(c.topic, c.partition) for c in claims] == [("orders", p) for p in range(4)]
+    assert {(c.status, c.fence, c.attempts, c.cluster, c.timeout_ms) for c in claims} == {
+        (PartitionStatus.IN_PROGRESS, 1, 1, "demo", 7_000)
+    }
+    rows = await partitions_of(sessionmaker, deletion_id)
+    assert {r.lease_owner for r in rows} == {"w1"}
+    assert all(r.deadline_at == now + timedelta(milliseconds=7_000) for r in rows)
+    assert all(r.lease_expires_at == now + timedelta(seconds=30) for r in rows)
+    # Live leases: nobody else gets the rows.
+    assert await claim(sessionmaker, "w2", now + timedelta(seconds=29)) == []
+
+
+async def test_expired_lease_is_claimed_again_with_a_new_fence(
+    sessionmaker: Maker, targets: list[Target]
+) -> None:
+    deletion_id = await insert_deletion(sessionmaker, targets)
+    now = datetime.now(UTC)
+    first = await claim(sessionmaker, "w1", now, lease=1)
+    later = now + timedelta(seconds=2)
+    second = await claim(sessionmaker, "w2", later, limit=2)
+    assert [c.fence for c in second] == [2, 2]
+    assert [c.attempts for c in second] == [2, 2]
+    # The deadline still counts from the first claim.
+    assert {c.deadline_at for c in second} == {first[0].deadline_at}
+    rows = await partitions_of(sessionmaker, deletion_id)
+    assert [r.lease_owner for r in rows] == ["w2", "w2", "w1", "w1"]
+
+
+async def test_fence_refuses_a_stale_workers_write(sessionmaker: Maker, targets: list[Target]) -> None:
+    deletion_id = await insert_deletion(sessionmaker, targets[:1])
+    now = datetime.now(UTC)
+    [stale] = await claim(sessionmaker, "w1", now, lease=1)
+    [fresh] = await claim(sessionmaker, "w2", now + timedelta(seconds=2))
+    result = await apply_updates(
+        sessionmaker,
+        owner="w1",
+        claims={stale.id: stale},
+        updates=[done(stale, PartitionStatus.FAILED, now)],
+        now=now,
+    )
+    assert (result.stale, sum(result.applied.values())) == (1, 0)
+    [row] = await partitions_of(sessionmaker, deletion_id)
+    assert (row.status, row.lease_owner, row.fence) == ("in_progress", "w2", 2)
+    # Even the same owner name cannot write with an old fence.
+    [again] = await claim(sessionmaker, "w1", now + timedelta(seconds=40))
+    result = await apply_updates(
+        sessionmaker,
+        owner="w1",
+        claims={fresh.id: fresh},
+        updates=[done(fresh, PartitionStatus.FAILED, now)],
+        now=now,
+    )
+    assert result.stale == 1
+    result = await apply_updates(
+        sessionmaker,
+        owner="w1",
+        claims={again.id: again},
+        updates=[done(again, PartitionStatus.SUCCEEDED, now, lw=5)],
+        now=now,
+    )
+    assert (result.stale, result.applied[PartitionStatus.SUCCEEDED], result.completed) == (
+        0,
+        1,
+        [deletion_id],
+    )
+    [row] = await partitions_of(sessionmaker, deletion_id)
+    assert (row.status, row.lease_owner, row.low_watermark, row.fence) == ("succeeded", None, 5, 3)
+    assert await audit_events(sessionmaker, "deletion.partition_failed") == []
+
+
+async def test_not_due_terminal_and_cancelled_rows_are_not_claimed(
+    sessionmaker: Maker, targets: list[Target]
+) -> None:
+    now = datetime.now(UTC)
+    later = await insert_deletion(sessionmaker, targets[:1])
+    cancelled = await insert_deletion(sessionmaker, targets[:1], status="cancelled")
+    finished = await insert_deletion(sessionmaker, targets[:1])
+    async with write_transaction(sessionmaker) as session:
+        pd = PartitionDeletion
+        await session.execute(
+            update(pd).where(pd.deletion_id == later).values(next_attempt_at=now + timedelta(seconds=5))
+        )
+        await session.execute(update(pd).where(pd.deletion_id == finished).values(status="succeeded"))
+    assert await claim(sessionmaker, "w1", now) == []
+    [row] = await claim(sessionmaker, "w1", now + timedelta(seconds=6))
+    assert row.deletion_id == later
+    assert (await partitions_of(sessionmaker, cancelled))[0].status == "pending"
+
+
+async def test_outcomes_roll_up_with_audit_in_the_same_transaction(
+    sessionmaker: Maker, targets: list[Target]
+) -> None:
+    deletion_id = await insert_deletion(sessionmaker, targets)
+    now = datetime.now(UTC)
+    claims = await claim(sessionmaker, "w1", now)
+    by_id = {c.id: c for c in claims}
+    first = [
+        done(claims[0], PartitionStatus.SUCCEEDED, now, lw=5),
+        done(claims[1], PartitionStatus.FAILED, now),
+    ]
+    result = await apply_updates(sessionmaker, owner="w1", claims=by_id, updates=first, now=now)
+    assert result.completed == []
+    assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
+    rest = [done(c, PartitionStatus.SUCCEEDED, now, lw=6) for c in claims[2:]]
+    result = await apply_updates(sessionmaker, owner="w1", claims=by_id, updates=rest, now=now)
+    assert result.completed == [deletion_id]
+    assert await deletion_status(sessionmaker, deletion_id) == "partially_failed"
+    [failed] = await audit_events(sessionmaker, "deletion.partition_failed")
+    assert failed["details"]["partition"] == 1
+    assert failed["details"]["error_code"] == "POLICY_VIOLATION"
+    [summary] = await audit_events(sessionmaker, "deletion.completed")
+    assert summary["details"]["status"] == "partially_failed"
+    assert [(p["partition"], p["status"], p["low_watermark"]) for p in summary["details"]["partitions"]] == [
+        (0, "succeeded", 5),
+        (1, "failed", None),
+        (2, "succeeded", 6),
+        (3, "succeeded", 6),
+    ]
+    await assert_chain_ok(sessionmaker)
+
+
+async def test_renew_and_release_leases(sessionmaker: Maker, targets: list[Target]) -> None:
+    deletion_id = await insert_deletion(sessionmaker, targets)
+    now = datetime.now(UTC)
+    claims = await claim(sessionmaker, "w1", now, lease=1)
+    async with write_transaction(sessionmaker) as session:
+        assert await repo.renew_leases(session, owner="w1", claims=claims, now=now, lease_seconds=60) == 4
+    assert await claim(sessionmaker, "w2", now + timedelta(seconds=30)) == []
+    async with write_transaction(sessionmaker) as session:
+        assert await repo.release_leases(session, owner="w1", now=now) == 4
+    rows = await partitions_of(sessionmaker, deletion_id)
+    assert {(r.lease_owner, r.status) for r in rows} == {(None, "in_progress")}
+    assert len(await claim(sessionmaker, "w2", now)) == 4
+
+
+async def test_a_deletion_row_is_locked_before_the_roll_up(
+    sessionmaker: Maker, targets: list[Target]
+) -> None:
+    deletion_id = await insert_deletion(sessionmaker, targets[:1])
+    async with write_transaction(sessionmaker) as session:
+        assert await repo.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: "pending"}
+        await session.execute(update(Deletion).where(Deletion.id == deletion_id).values(status="in_progress"))
+    assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
