@@ -1,0 +1,37 @@
+"""Fixtures for the emulator's wire-level tests.
+
+``cluster``: a started 3-broker ``EmulatedCluster`` on ephemeral ports (tests create their own topics).
+``raw``: opens raw connections (``RawConnection``) to a broker of ``cluster`` and closes them afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+from wire_client import RawConnection
+
+from kafka_emulator import EmulatedCluster
+
+RawFactory = Callable[..., Awaitable[RawConnection]]
+
+
+@pytest.fixture
+async def cluster() -> AsyncIterator[EmulatedCluster]:
+    async with EmulatedCluster(brokers=3) as started:
+        yield started
+
+
+@pytest.fixture
+async def raw(cluster: EmulatedCluster) -> AsyncIterator[RawFactory]:
+    opened: list[RawConnection] = []
+
+    async def connect(broker: int = 1) -> RawConnection:
+        host, port = cluster.brokers[broker]
+        connection = await RawConnection.open(host, port)
+        opened.append(connection)
+        return connection
+
+    yield connect
+    for connection in opened:
+        await connection.close()

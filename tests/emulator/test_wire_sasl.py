@@ -1,0 +1,158 @@
+"""SASL_PLAINTEXT with PLAIN, with aiokafka and librdkafka, plus the raw handshake paths."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import confluent_kafka
+import confluent_kafka.admin
+import pytest
+from aiokafka import AIOKafkaClient
+from aiokafka.errors import KafkaError
+from wire_client import RawConnection
+
+from kafka_emulator import EmulatedCluster
+from kafka_emulator.protocol.errors import ErrorCode
+
+USERS = {"alice": "alice-secret", "bob": "bob-secret"}
+
+
+@pytest.fixture
+async def sasl_cluster() -> AsyncIterator[EmulatedCluster]:
+    async with EmulatedCluster(brokers=2, sasl_users=USERS) as started:
+        started.create_topic("sasl-topic", 2)
+        yield started
+
+
+async def _connect(cluster: EmulatedCluster) -> RawConnection:
+    host, port = cluster.brokers[1]
+    return await RawConnection.open(host, port)
+
+
+def _aiokafka(cluster: EmulatedCluster, password: str) -> AIOKafkaClient:
+    return AIOKafkaClient(
+        bootstrap_servers=cluster.bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_plain_username="alice",
+        sasl_plain_password=password,
+        request_timeout_ms=5000,
+    )
+
+
+async def test_aiokafka_authenticates_with_the_right_password(sasl_cluster: EmulatedCluster) -> None:
+    client = _aiokafka(sasl_cluster, "alice-secret")
+    await client.bootstrap()
+    try:
+        await client.force_metadata_update()
+        assert client.cluster.partitions_for_topic("sasl-topic") == {0, 1}
+    finally:
+        await client.close()
+
+
+async def test_aiokafka_is_refused_with_a_wrong_password(sasl_cluster: EmulatedCluster) -> None:
+    client = _aiokafka(sasl_cluster, "wrong")
+    with pytest.raises(KafkaError):
+        await client.bootstrap()
+    await client.close()
+
+
+def _confluent_admin(cluster: EmulatedCluster, password: str) -> confluent_kafka.admin.AdminClient:
+    return confluent_kafka.admin.AdminClient(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": "bob",
+            "sasl.password": password,
+            "log_level": 0,
+        }
+    )
+
+
+async def test_confluent_kafka_authenticates_with_the_right_password(sasl_cluster: EmulatedCluster) -> None:
+    admin = _confluent_admin(sasl_cluster, "bob-secret")
+    metadata = await asyncio.to_thread(admin.list_topics, timeout=10)
+    assert sorted(metadata.topics["sasl-topic"].partitions) == [0, 1]
+
+
+async def test_confluent_kafka_is_refused_with_a_wrong_password(sasl_cluster: EmulatedCluster) -> None:
+    admin = _confluent_admin(sasl_cluster, "wrong")
+    with pytest.raises(confluent_kafka.KafkaException) as failure:
+        await asyncio.to_thread(admin.list_topics, timeout=3)
+    assert failure.value.args[0].code() in (
+        confluent_kafka.KafkaError._AUTHENTICATION,
+        confluent_kafka.KafkaError._TRANSPORT,
+        confluent_kafka.KafkaError._TIMED_OUT,
+    )
+
+
+async def test_requests_before_authentication_close_the_connection(sasl_cluster: EmulatedCluster) -> None:
+    connection = await _connect(sasl_cluster)
+    try:
+        assert (await connection.request("ApiVersions", 1))["ErrorCode"] == 0  # allowed before SASL
+        await connection.send_request("Metadata", 1, {"Topics": None})
+        assert await connection.closed_by_broker()
+    finally:
+        await connection.close()
+
+
+async def test_handshake_v1_then_authenticate(sasl_cluster: EmulatedCluster) -> None:
+    connection = await _connect(sasl_cluster)
+    try:
+        handshake = await connection.request("SaslHandshake", 1, {"Mechanism": "PLAIN"})
+        assert handshake == {"ErrorCode": 0, "Mechanisms": ["PLAIN"]}
+        auth = await connection.request("SaslAuthenticate", 2, {"AuthBytes": b"\x00alice\x00alice-secret"})
+        assert auth["ErrorCode"] == ErrorCode.NONE
+        metadata = await connection.request("Metadata", 1, {"Topics": None})
+        assert {t["Name"] for t in metadata["Topics"]} >= {"sasl-topic"}
+        again = await connection.request("SaslHandshake", 1, {"Mechanism": "PLAIN"})
+        assert again["ErrorCode"] == ErrorCode.ILLEGAL_SASL_STATE
+    finally:
+        await connection.close()
+
+
+async def test_failed_authenticate_is_answered_then_closed(sasl_cluster: EmulatedCluster) -> None:
+    connection = await _connect(sasl_cluster)
+    try:
+        await connection.request("SaslHandshake", 1, {"Mechanism": "PLAIN"})
+        auth = await connection.request("SaslAuthenticate", 1, {"AuthBytes": b"\x00alice\x00nope"})
+        assert auth["ErrorCode"] == ErrorCode.SASL_AUTHENTICATION_FAILED
+        assert auth["ErrorMessage"] == "Authentication failed: Invalid username or password"
+        assert await connection.closed_by_broker()
+    finally:
+        await connection.close()
+
+
+async def test_unsupported_mechanism(sasl_cluster: EmulatedCluster) -> None:
+    connection = await _connect(sasl_cluster)
+    try:
+        handshake = await connection.request("SaslHandshake", 1, {"Mechanism": "SCRAM-SHA-256"})
+        assert handshake == {"ErrorCode": ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Mechanisms": ["PLAIN"]}
+        assert await connection.closed_by_broker()
+    finally:
+        await connection.close()
+
+
+async def test_handshake_v0_takes_a_raw_token(sasl_cluster: EmulatedCluster) -> None:
+    connection = await _connect(sasl_cluster)
+    try:
+        await connection.request("SaslHandshake", 0, {"Mechanism": "PLAIN"})
+        await connection.send_frame(b"\x00bob\x00bob-secret")
+        assert await connection.read_frame() == b""  # PLAIN's empty server token
+        metadata = await connection.request("Metadata", 4, {"Topics": None, "AllowAutoTopicCreation": False})
+        assert metadata["Brokers"]
+    finally:
+        await connection.close()
+
+
+async def test_plaintext_listener_refuses_sasl_handshake(cluster: EmulatedCluster) -> None:
+    host, port = cluster.brokers[1]
+    connection = await RawConnection.open(host, port)
+    try:
+        handshake = await connection.request("SaslHandshake", 1, {"Mechanism": "PLAIN"})
+        assert handshake["ErrorCode"] == ErrorCode.ILLEGAL_SASL_STATE
+        assert (await connection.request("ApiVersions", 0))["ErrorCode"] == 0
+    finally:
+        await connection.close()
