@@ -108,11 +108,23 @@ class ClusterClient:
             except (BrokerFailure, VersionUnsupported) as exc:
                 errors.append(f"broker {node}: {exc}")
                 continue
-            # Keeps aiokafka's broker addresses current, so it can connect to a newly elected leader.
-            self._client.cluster.update_metadata(response)
             self._preferred_node = node
-            return read_metadata(response)
+            metadata = read_metadata(response)
+            await self._learn_brokers(metadata)
+            return metadata
         raise ClusterUnreachable(f"cluster {self.name!r}: no broker answered metadata ({'; '.join(errors)})")
+
+    async def _learn_brokers(self, metadata: Metadata) -> None:
+        """aiokafka connects only to brokers it knows; when the broker set changed (a broker came back),
+        let it refresh its own view before a request goes to a leader it has not seen."""
+        known = {broker.nodeId for broker in self._client.cluster.brokers()}
+        if set(metadata.brokers) <= known:
+            return
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await self._client.force_metadata_update()
+        except TimeoutError:
+            log.warning("cluster %r: broker list refresh timed out", self.name)
 
     async def send(self, node_id: Any, request: Any, *, timeout_s: float) -> Any:
         """Send one request to one broker and return aiokafka's decoded response struct."""

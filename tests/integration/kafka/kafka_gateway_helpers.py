@@ -1,0 +1,67 @@
+"""Helpers for the Kafka adapter tests: put data into the emulator and read its state."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+
+from app.settings import ClusterSettings
+
+CLUSTER = "demo"
+
+
+def cluster_settings(emulator: Any, **overrides: Any) -> ClusterSettings:
+    return ClusterSettings(bootstrap_servers=emulator.bootstrap, request_timeout_ms=5_000, **overrides)
+
+
+def partition_state(emulator: Any, topic: str, partition: int) -> dict[str, Any]:
+    for state in emulator.state()["topics"][topic]["partitions"]:
+        if state["partition"] == partition:
+            return dict(state)
+    raise KeyError(f"{topic}-{partition}")
+
+
+def leader_of(emulator: Any, topic: str, partition: int) -> int:
+    return int(partition_state(emulator, topic, partition)["leader"])
+
+
+def log_start_offsets(emulator: Any, topic: str, partition: int) -> dict[int, int]:
+    """Broker id -> that replica's log start offset."""
+    replicas = partition_state(emulator, topic, partition)["replica_states"]
+    return {int(broker): int(state["log_start_offset"]) for broker, state in replicas.items()}
+
+
+async def wait_until(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached before the deadline")
+        await asyncio.sleep(0.02)
+
+
+async def produce(emulator: Any, topic: str, counts: dict[int, int]) -> None:
+    """Write ``counts[p]`` records to each partition, then wait until every replica has them committed."""
+    producer = AIOKafkaProducer(bootstrap_servers=emulator.bootstrap, linger_ms=5)
+    await producer.start()
+    try:
+        futures = [
+            await producer.send(topic, b"record-%d" % i, partition=p)
+            for p, n in counts.items()
+            for i in range(n)
+        ]
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+    def committed() -> bool:
+        for p, n in counts.items():
+            replicas = partition_state(emulator, topic, p)["replica_states"].values()
+            if any(r["alive"] and not r["paused"] and r["high_watermark"] < n for r in replicas):
+                return False
+        return True
+
+    await wait_until(committed)

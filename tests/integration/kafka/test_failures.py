@@ -1,0 +1,128 @@
+"""Brokers that stop, partitions without a leader, clusters that cannot be reached, SASL."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import pytest
+from kafka_gateway_helpers import CLUSTER, cluster_settings, leader_of, log_start_offsets, produce, wait_until
+from pydantic import SecretStr
+
+from app.adapters.kafka import KafkaClusters
+from app.adapters.kafka.errors import Retry, classify
+from app.domain.ports import TopicPartition
+from app.errors import NotFound, ServiceUnavailable
+from app.settings import ClusterSettings
+from kafka_emulator import EmulatedCluster
+
+TP = TopicPartition
+
+
+async def test_leader_stopping_mid_request_then_success_on_new_leader(
+    emulator: Any, gateway: KafkaClusters
+) -> None:
+    emulator.create_topic("events", 1, 3)
+    await produce(emulator, "events", {0: 10})
+    old = leader_of(emulator, "events", 0)
+    emulator.inject_fault(old, "DeleteRecords", delay_ms=3_000)
+
+    pending = asyncio.create_task(
+        gateway.delete_records(CLUSTER, {TP("events", 0): 4}, leader_only=False, timeout_ms=5_000)
+    )
+    await wait_until(lambda: not emulator.state()["faults"])  # the request reached the broker
+    await emulator.stop_broker(old)
+    first = (await pending)[TP("events", 0)]
+
+    assert first.error == "NETWORK_EXCEPTION"
+    assert classify(first.error) == Retry(refresh_metadata=True)
+    retried = await gateway.delete_records(CLUSTER, {TP("events", 0): 4}, leader_only=False, timeout_ms=5_000)
+    assert retried[TP("events", 0)].error == "NONE"
+    new = leader_of(emulator, "events", 0)
+    assert new != old
+    assert log_start_offsets(emulator, "events", 0)[new] == 4
+
+
+async def test_stopped_leader_is_routed_around_with_fresh_metadata(
+    emulator: Any, gateway: KafkaClusters
+) -> None:
+    emulator.create_topic("events", 1, 3)
+    await produce(emulator, "events", {0: 10})
+    assert await gateway.ping(CLUSTER)  # the client knows the old leader
+    old = leader_of(emulator, "events", 0)
+    await emulator.stop_broker(old)
+
+    outcomes = await gateway.delete_records(
+        CLUSTER, {TP("events", 0): 2}, leader_only=False, timeout_ms=5_000
+    )
+
+    assert outcomes[TP("events", 0)].error == "NONE"
+    assert leader_of(emulator, "events", 0) != old
+
+
+async def test_partition_without_leader(emulator: Any, gateway: KafkaClusters) -> None:
+    emulator.create_topic("single", 1, 1)
+    await produce(emulator, "single", {0: 5})
+    only = leader_of(emulator, "single", 0)
+    await emulator.stop_broker(only)
+
+    down = await gateway.delete_records(CLUSTER, {TP("single", 0): 1}, leader_only=False, timeout_ms=1_000)
+
+    assert down[TP("single", 0)].error == "LEADER_NOT_AVAILABLE"
+    assert classify("LEADER_NOT_AVAILABLE").retriable
+    await emulator.start_broker(only)
+    await wait_until(lambda: leader_of(emulator, "single", 0) == only)
+    up = await gateway.delete_records(CLUSTER, {TP("single", 0): 1}, leader_only=False, timeout_ms=5_000)
+    assert up[TP("single", 0)].error == "NONE"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_unreachable_cluster_is_reported_not_raised() -> None:
+    settings = ClusterSettings(bootstrap_servers=f"127.0.0.1:{_closed_port()}", request_timeout_ms=1_000)
+    gateway = KafkaClusters({"down": settings})
+    try:
+        assert gateway.has_cluster("down")
+        assert not gateway.has_cluster("other")
+        assert await gateway.ping("down") is False
+        offsets = {TP("a", 0): 1, TP("b", 3): 2}
+        outcomes = await gateway.delete_records("down", offsets, leader_only=False, timeout_ms=1_000)
+        assert {o.error for o in outcomes.values()} == {"NETWORK_EXCEPTION"}
+        assert set(outcomes) == set(offsets)
+        with pytest.raises(ServiceUnavailable):
+            await gateway.topic_partitions("down", ["a"])
+        with pytest.raises(ServiceUnavailable):
+            await gateway.high_watermarks("down", [TP("a", 0)])
+        with pytest.raises(NotFound):
+            await gateway.ping("other")
+    finally:
+        await gateway.close()
+
+
+async def test_sasl_plain_cluster() -> None:
+    async with EmulatedCluster(brokers=3, sasl_users={"purge": "s3cret"}) as cluster:
+        cluster.create_topic("events", 3, 3)
+        good = cluster_settings(
+            cluster,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_username="purge",
+            sasl_password=SecretStr("s3cret"),
+        )
+        bad = good.model_copy(update={"sasl_password": SecretStr("wrong")})
+        gateway = KafkaClusters({"good": good, "bad": bad})
+        try:
+            offsets = {TP("events", p): 0 for p in range(3)}
+            ok = await gateway.delete_records("good", offsets, leader_only=True, timeout_ms=5_000)
+            assert {o.error for o in ok.values()} == {"NONE"}
+            assert await gateway.topic_partitions("good", ["events"]) == {"events": 3}
+            assert await gateway.ping("bad") is False
+            refused = await gateway.delete_records("bad", offsets, leader_only=True, timeout_ms=5_000)
+            assert {o.error for o in refused.values()} == {"NETWORK_EXCEPTION"}
+        finally:
+            await gateway.close()

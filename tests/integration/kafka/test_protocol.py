@@ -1,0 +1,187 @@
+"""DeleteRecords v0-v3 encoding checked against the emulator's schema-driven codec (an independent
+implementation generated from Kafka's JSON schemas), plus version choice and error classification."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+from app.adapters.kafka.errors import ERROR_NAMES, Retry, Terminal, classify, describe, error_name
+from app.adapters.kafka.protocol import (
+    DeleteRecordsRequest,
+    VersionUnsupported,
+    build_struct,
+    choose_version,
+    read_response,
+)
+from app.domain.ports import TopicPartition
+from kafka_emulator.protocol import messages
+
+OFFSETS = {
+    TopicPartition("orders", 2): 120,
+    TopicPartition("orders", 0): 5,
+    TopicPartition("audit.log", 7): -1,
+    TopicPartition("é-topic", 1): 2**40,
+}
+
+
+def _schema_body(leader_only: bool, timeout_ms: int) -> dict[str, Any]:
+    return {
+        "Topics": [
+            {"Name": "audit.log", "Partitions": [{"PartitionIndex": 7, "Offset": -1}]},
+            {
+                "Name": "orders",
+                "Partitions": [{"PartitionIndex": 0, "Offset": 5}, {"PartitionIndex": 2, "Offset": 120}],
+            },
+            {"Name": "é-topic", "Partitions": [{"PartitionIndex": 1, "Offset": 2**40}]},
+        ],
+        "TimeoutMs": timeout_ms,
+        "LeaderOnly": leader_only,
+    }
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+@pytest.mark.parametrize("leader_only", [False, True])
+def test_request_bytes_match_the_schema_codec(version: int, leader_only: bool) -> None:
+    struct = build_struct(version, OFFSETS, 30_000, leader_only)
+    ours = struct.build_request_header(correlation_id=42, client_id="kafka-purge").encode() + struct.encode()
+    header = messages.RequestHeader(21, version, 42, "kafka-purge")
+    body = _schema_body(leader_only, 30_000)
+    if version < 3:
+        del body["LeaderOnly"]
+    assert ours == messages.encode_request(header, body)
+    decoded_header, decoded = messages.decode_request(ours)
+    assert (decoded_header.api_version, decoded_header.correlation_id) == (version, 42)
+    assert decoded["TimeoutMs"] == 30_000
+    assert decoded.get("LeaderOnly", False) is (leader_only and version == 3)
+    assert [t["Name"] for t in decoded["Topics"]] == ["audit.log", "orders", "é-topic"]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_response_is_read_completely(version: int) -> None:
+    body = {
+        "ThrottleTimeMs": 0,
+        "Topics": [
+            {
+                "Name": "orders",
+                "Partitions": [
+                    {"PartitionIndex": 0, "LowWatermark": 3, "LeaderLogStartOffset": 5, "ErrorCode": 0},
+                    {"PartitionIndex": 1, "LowWatermark": -1, "LeaderLogStartOffset": -1, "ErrorCode": 1},
+                ],
+            },
+            {
+                "Name": "compacted",
+                "Partitions": [
+                    {"PartitionIndex": 4, "LowWatermark": -1, "LeaderLogStartOffset": -1, "ErrorCode": 44}
+                ],
+            },
+        ],
+    }
+    frame = messages.encode_response(21, version, 9, body)
+    struct = build_struct(version, OFFSETS, 1_000, False)
+    buffer = io.BytesIO(frame)
+    assert struct.parse_response_header(buffer).correlation_id == 9
+    got_version, results = read_response(struct.RESPONSE_TYPE.decode(buffer))
+    assert got_version == version
+    assert buffer.read() == b""
+    llso = 5 if version == 3 else -1
+    ok = results[TopicPartition("orders", 0)]
+    assert (ok.low_watermark, ok.leader_log_start_offset, ok.error_code) == (3, llso, 0)
+    assert results[TopicPartition("orders", 1)].error_code == 1
+    assert results[TopicPartition("compacted", 4)].error_code == 44
+    assert len(results) == 3
+
+
+@pytest.mark.parametrize(
+    ("broker", "leader_only", "expected"),
+    [
+        ((0, 3), False, 3),
+        ((0, 3), True, 3),
+        ((0, 2), False, 2),
+        ((0, 1), False, 1),
+        ((0, 5), False, 3),
+        ((0, 5), True, 3),
+        ((0, 0), False, 0),
+    ],
+)
+def test_version_choice(broker: tuple[int, int], leader_only: bool, expected: int) -> None:
+    assert choose_version(broker, leader_only=leader_only) == expected
+
+
+@pytest.mark.parametrize(
+    ("broker", "leader_only"), [((0, 2), True), ((0, 0), True), (None, False), ((4, 5), False)]
+)
+def test_version_choice_refuses(broker: tuple[int, int] | None, leader_only: bool) -> None:
+    with pytest.raises(VersionUnsupported):
+        choose_version(broker, leader_only=leader_only)
+
+
+def test_prepare_never_downgrades_leader_only() -> None:
+    request = DeleteRecordsRequest(OFFSETS, timeout_ms=1_000, leader_only=True)
+    with pytest.raises(VersionUnsupported, match="v0-v2"):
+        request.prepare({21: (0, 2)})
+    assert request.prepare({21: (0, 3)}).API_VERSION == 3
+    relaxed = DeleteRecordsRequest(OFFSETS, timeout_ms=1_000, leader_only=False)
+    assert relaxed.prepare({21: (0, 2)}).API_VERSION == 2
+    assert relaxed.prepare({21: (0, 3)}).leader_only is False
+
+
+def test_timeout_is_clamped_to_int32() -> None:
+    assert DeleteRecordsRequest(OFFSETS, timeout_ms=10**12, leader_only=False).timeout_ms == 2**31 - 1
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "KAFKA_STORAGE_ERROR", "NETWORK_EXCEPTION"],
+)
+def test_invalid_metadata_errors_retry_after_refresh(name: str) -> None:
+    assert classify(name) == Retry(refresh_metadata=True)
+    assert classify(name).retriable
+
+
+def test_request_timed_out_retries_on_the_same_broker() -> None:
+    assert classify("REQUEST_TIMED_OUT") == Retry(refresh_metadata=False)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "OFFSET_OUT_OF_RANGE",
+        "POLICY_VIOLATION",
+        "INVALID_TOPIC_EXCEPTION",
+        "TOPIC_AUTHORIZATION_FAILED",
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        "UNSUPPORTED_VERSION",
+        "UNKNOWN_SERVER_ERROR",
+        "SOMETHING_NEW",
+    ],
+)
+def test_terminal_errors(name: str) -> None:
+    assert classify(name) == Terminal()
+    assert not classify(name).retriable
+
+
+def test_none_is_not_classified() -> None:
+    with pytest.raises(ValueError, match="success"):
+        classify("NONE")
+
+
+def test_every_known_error_has_a_description() -> None:
+    for name in ERROR_NAMES.values():
+        assert describe(name).endswith("."), name
+        assert not describe(name).startswith("Kafka error"), name
+    assert "cleanup.policy" in describe("POLICY_VIOLATION")
+    assert "DELETE" in describe("TOPIC_AUTHORIZATION_FAILED")
+
+
+def test_error_names_match_kafka_codes() -> None:
+    assert error_name(0) == "NONE"
+    assert error_name(44) == "POLICY_VIOLATION"
+    assert error_name(9999) == "UNKNOWN_SERVER_ERROR"
+    from kafka_emulator.protocol.errors import ErrorCode
+
+    for code, name in ERROR_NAMES.items():
+        if name in ErrorCode.__members__:
+            assert ErrorCode[name] == code
