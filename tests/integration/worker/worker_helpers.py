@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from aiokafka import AIOKafkaProducer
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import AuditEvent, Deletion, PartitionDeletion
 from app.adapters.db.session import read_session, write_transaction
 from app.audit import verify_chain
+from app.worker import Executor
+
+TERMINAL = ("succeeded", "partially_failed", "failed", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -105,3 +111,83 @@ async def assert_chain_ok(sessionmaker: async_sessionmaker[AsyncSession]) -> Non
     async with read_session(sessionmaker) as session:
         result = await verify_chain(session)
     assert result.ok, result
+
+
+async def produce(emulator: Any, topic: str, counts: dict[int, int]) -> None:
+    """Write ``counts[p]`` records to each partition and wait until every live replica committed them."""
+    producer = AIOKafkaProducer(bootstrap_servers=emulator.bootstrap, linger_ms=5)
+    await producer.start()
+    try:
+        futures = [
+            await producer.send(topic, b"r%d" % i, partition=p) for p, n in counts.items() for i in range(n)
+        ]
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+    def committed() -> bool:
+        return all(
+            r["high_watermark"] >= n
+            for p, n in counts.items()
+            for r in partition_state(emulator, topic, p)["replica_states"].values()
+            if r["alive"] and not r["paused"]
+        )
+
+    await wait_until(committed)
+
+
+def partition_state(emulator: Any, topic: str, partition: int) -> dict[str, Any]:
+    for state in emulator.state()["topics"][topic]["partitions"]:
+        if state["partition"] == partition:
+            return dict(state)
+    raise KeyError(f"{topic}-{partition}")
+
+
+def log_start_offsets(emulator: Any, topic: str, partition: int) -> dict[int, int]:
+    """Broker id -> that replica's log start offset."""
+    replicas = partition_state(emulator, topic, partition)["replica_states"]
+    return {int(broker): int(state["log_start_offset"]) for broker, state in replicas.items()}
+
+
+def leader_of(emulator: Any, topic: str, partition: int) -> int:
+    return int(partition_state(emulator, topic, partition)["leader"])
+
+
+async def wait_until(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached before the deadline")
+        await asyncio.sleep(0.02)
+
+
+async def drive(
+    executor: Executor,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    deletion_id: str,
+    until: Sequence[str] = TERMINAL,
+    timeout_s: float = 15.0,
+) -> str:
+    """Run the executor pass by pass until the deletion's status is one of ``until``."""
+    deadline = time.monotonic() + timeout_s
+    while (status := await deletion_status(sessionmaker, deletion_id)) not in until:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"deletion still {status} after {timeout_s} s")
+        if await executor.run_once() == 0:
+            await asyncio.sleep(0.02)
+    return status
+
+
+async def wait_status(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    deletion_id: str,
+    until: Sequence[str] = TERMINAL,
+    timeout_s: float = 15.0,
+) -> str:
+    """Poll (without running anything) until the deletion's status is one of ``until``."""
+    deadline = time.monotonic() + timeout_s
+    while (status := await deletion_status(sessionmaker, deletion_id)) not in until:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"deletion still {status} after {timeout_s} s")
+        await asyncio.sleep(0.02)
+    return status
