@@ -79,6 +79,14 @@ class Partition:
             return True
         return False
 
+    def share_high_watermark(self) -> None:
+        """Followers waiting in a fetch learn a raised HW at once (Kafka completes their delayed fetch)."""
+        high_watermark = self.logs[self.leader].high_watermark
+        for broker in self.replicas:
+            if broker != self.leader and broker in self.alive and broker not in self.paused:
+                log = self.logs[broker]
+                log.high_watermark = max(log.high_watermark, min(high_watermark, log.log_end_offset))
+
     def follower_fetch(self, broker: int) -> bool:
         """One simulated fetch round by ``broker``; True while the follower is not yet converged."""
         leader = self.logs[self.leader]

@@ -75,6 +75,8 @@ class Replicator:
             if broker != leader and broker in partition.alive and broker not in partition.paused:
                 busy = partition.follower_fetch(broker) or busy
         hw_raised = partition.maybe_raise_high_watermark(now, self.max_lag_s)
+        if hw_raised:
+            partition.share_high_watermark()
         lw_raised = partition.low_watermark() > lw_before
         if hw_raised or lw_raised:
             self._on_round(partition, hw_raised, lw_raised)
