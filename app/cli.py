@@ -1,0 +1,168 @@
+"""``kafka-purge``: run the service (``serve``), migrate the database (``migrate``), or try it (``demo``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from pydantic import ValidationError
+from sqlalchemy.engine import make_url
+
+from app.settings import Settings
+
+log = logging.getLogger("kafka_purge.cli")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kafka-purge", description=__doc__)
+    parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the HTTP API and the executor (after migrating)")
+    serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="listen port (default 8080; 0 = any free port)")
+    mode = serve.add_mutually_exclusive_group()
+    mode.add_argument("--api-only", action="store_true", help="serve HTTP without running the executor")
+    mode.add_argument("--workers-only", action="store_true", help="run the executor without HTTP")
+    serve.set_defaults(handler=command_serve)
+
+    migrate = commands.add_parser("migrate", help="upgrade the database schema to the newest revision")
+    migrate.set_defaults(handler=command_migrate)
+
+    demo = commands.add_parser(
+        "demo", help="emulated 3-broker cluster with data, SQLite, dev tokens, service"
+    )
+    demo.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    demo.add_argument("--port", type=int, default=8080, help="listen port (default 8080; 0 = any free port)")
+    demo.add_argument("--data-dir", type=Path, default=Path("data"), help="where the demo database lives")
+    demo.set_defaults(handler=command_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        return int(args.handler(args))
+    except ValidationError as exc:
+        print(f"kafka-purge: invalid configuration:\n{exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def command_serve(args: argparse.Namespace) -> int:
+    settings = Settings()
+    migrate_database(settings)
+    if args.workers_only:
+        asyncio.run(run_workers(settings))
+    else:
+        sock = bind_socket(args.host, args.port)
+        asyncio.run(run_http(settings, sock, start_executor=not args.api_only))
+    return 0
+
+
+def command_migrate(args: argparse.Namespace) -> int:
+    migrate_database(Settings())
+    return 0
+
+
+def command_demo(args: argparse.Namespace) -> int:
+    from app.demo import run_demo
+
+    return asyncio.run(run_demo(args.host, args.port, args.data_dir))
+
+
+def migrate_database(settings: Settings) -> None:
+    """Upgrades the schema; a SQLite file's directory is created first (the default lives in ./data)."""
+    from app.adapters.db.migrate import upgrade
+
+    url = make_url(settings.database.url)
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    asyncio.run(upgrade(settings.database.url))
+    log.info("database schema is up to date at %s", url.render_as_string(hide_password=True))
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Binds before the app starts, so ``--port 0`` yields a known port for the public URL and banner."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
+
+
+def make_server(settings: Settings, *, start_executor: bool = True) -> uvicorn.Server:
+    from app.main import create_app
+
+    app = create_app(settings, start_executor=start_executor)
+    config = uvicorn.Config(
+        app,
+        # X-Forwarded-For is interpreted by app.auth against PURGE_TRUSTED_PROXIES only, never by uvicorn.
+        proxy_headers=False,
+        server_header=False,
+        log_config=None,
+        lifespan="on",
+        timeout_graceful_shutdown=10,
+    )
+    return uvicorn.Server(config)
+
+
+async def run_http(settings: Settings, sock: socket.socket, *, start_executor: bool = True) -> None:
+    server = make_server(settings, start_executor=start_executor)
+    with benign_signals():
+        await server.serve(sockets=[sock])
+
+
+async def run_workers(settings: Settings) -> None:
+    """The executor alone, until SIGINT or SIGTERM."""
+    from app.adapters.db.session import create_engine, make_sessionmaker
+    from app.adapters.kafka import KafkaClusters
+    from app.worker import Executor
+
+    engine = create_engine(settings.database.url, pool_size=settings.database.pool_size)
+    gateway = KafkaClusters(settings.clusters)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await gateway.start()
+        executor = Executor(make_sessionmaker(engine), gateway, settings)
+        await executor.start()
+        log.info("executor %s running; Ctrl-C stops it", executor.instance_id)
+        await stop.wait()
+        await executor.stop()
+    finally:
+        await gateway.close()
+        await engine.dispose()
+
+
+@contextlib.contextmanager
+def benign_signals() -> Iterator[None]:
+    """uvicorn re-raises the signal that stopped it once it has shut down; absorb it so the caller's
+    own cleanup (e.g. stopping the demo's emulator) runs instead of being cancelled half way."""
+
+    def note(signum: int, frame: Any) -> None:
+        log.debug("signal %s after shutdown", signum)
+
+    previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,58 @@
+"""The demo's Kafka cluster: the project's emulator, run as a separate process (never imported)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+READY_TIMEOUT_SECONDS = 60.0
+STOP_TIMEOUT_SECONDS = 10.0
+
+
+class EmulatorProcess:
+    """``python -m kafka_emulator``; ready once it has printed its JSON line with the addresses."""
+
+    def __init__(self, topology: Path, brokers: int = 3) -> None:
+        self.topology = topology
+        self.brokers = brokers
+        self.bootstrap = ""
+        self.control = ""
+        self._process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        self._process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "kafka_emulator",
+            "--brokers",
+            str(self.brokers),
+            "--config",
+            str(self.topology),
+            stdout=asyncio.subprocess.PIPE,
+            # Its own session: Ctrl-C reaches only us, and we stop it after the service has drained.
+            start_new_session=True,
+        )
+        assert self._process.stdout is not None
+        try:
+            line = await asyncio.wait_for(self._process.stdout.readline(), READY_TIMEOUT_SECONDS)
+            ready = json.loads(line)
+            self.bootstrap, self.control = str(ready["bootstrap"]), str(ready["control"])
+        except (TimeoutError, ValueError, KeyError) as exc:
+            await self.stop()
+            raise RuntimeError("the Kafka emulator did not start; see its messages above") from exc
+
+    async def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None or process.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
+        try:
+            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_SECONDS)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
