@@ -39,8 +39,12 @@ class FaultInjector:
             raise ValueError("delay_ms must not be negative")
         if error is None and delay_ms == 0:
             raise ValueError("a fault needs an error, a delay, or both")
+        try:
+            key = messages.api_key(api)
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
         fault = Fault(error_code(error), count, delay_ms)
-        self._faults.setdefault((broker, messages.api_key(api)), deque()).append(fault)
+        self._faults.setdefault((broker, key), deque()).append(fault)
 
     def take(self, broker: int, api_key: int) -> Fault | None:
         """The fault that applies to this request, if any; consumes one of its occurrences."""
