@@ -182,7 +182,7 @@ async def test_stopped_broker_closes_and_restarts_on_the_same_port(cluster: Emul
     connection = await RawConnection.open(host, port)
     await cluster.stop_broker(2)
     assert await connection.closed_by_broker()
-    with pytest.raises(OSError):
+    with pytest.raises(ConnectionRefusedError):
         await RawConnection.open(host, port)
     assert 2 not in cluster.model.alive_brokers()
     await cluster.start_broker(2)
