@@ -124,6 +124,8 @@ def make_server(settings: Settings, *, start_executor: bool = True) -> uvicorn.S
 
 async def run_http(settings: Settings, sock: socket.socket, *, start_executor: bool = True) -> None:
     server = make_server(settings, start_executor=start_executor)
+    host, port = sock.getsockname()[:2]
+    log.info("serving HTTP on %s:%d (executor %s)", host, port, "on" if start_executor else "off")
     with benign_signals():
         await server.serve(sockets=[sock])
 

@@ -1,0 +1,148 @@
+"""``kafka-purge demo`` as a real process: a deletion submitted like the banner's curl example succeeds
+and the emulated brokers' log start offsets move; Ctrl-C stops the service and the emulator."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+READY_SECONDS = 60.0
+ROOT = Path(__file__).resolve().parents[2]
+COMMAND = [sys.executable, "-m", "app", "--log-level", "WARNING", "demo"]
+
+
+class Demo:
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.lines: list[str] = []
+        self.ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)
+            if "Press Ctrl-C" in line:
+                self.ready.set()
+        self.ready.set()
+
+    def find(self, label: str) -> str:
+        pattern = re.compile(rf"{re.escape(label)}\s+(\S+)")
+        for line in self.lines:
+            match = pattern.search(line)
+            if match:
+                return match.group(1)
+        raise AssertionError(f"{label!r} not in the banner:\n{''.join(self.lines)}")
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[Demo]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "--log-level",
+            "WARNING",
+            "demo",
+            "--port",
+            "0",
+            "--data-dir",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    running = Demo(process)
+    try:
+        assert running.ready.wait(READY_SECONDS), "the demo did not come up"
+        assert process.poll() is None, "".join(running.lines)
+        yield running
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def wait_for(check: Any, deadline_seconds: float = 30.0) -> Any:
+    deadline = time.monotonic() + deadline_seconds
+    while True:
+        result = check()
+        if result:
+            return result
+        assert time.monotonic() < deadline, "condition not reached before the deadline"
+        time.sleep(0.1)
+
+
+def partition_state(control: str, topic: str, partition: int) -> dict[str, Any]:
+    state = httpx.get(f"{control}/state", timeout=5).json()
+    found: dict[str, Any] = state["topics"][topic]["partitions"][partition]
+    return found
+
+
+def test_demo_deletion_succeeds_and_moves_log_start_offsets(demo: Demo) -> None:
+    base = demo.find("API base URL:")
+    control = demo.find("Emulator control API:").removesuffix("/state")
+    assert httpx.get(f"{base}/docs", timeout=5).status_code == 200
+    before = partition_state(control, "orders.eu", 1)
+    assert before["low_watermark"] == 0
+
+    with httpx.Client(base_url=base, timeout=10) as client:
+        grant = client.post(
+            "/oauth/token", data={"grant_type": "client_credentials"}, auth=("orders-team", "orders-secret")
+        )
+        assert grant.status_code == 200, grant.text
+        headers = {"Authorization": f"Bearer {grant.json()['access_token']}"}
+        body = {
+            "cluster": "demo",
+            "partitions": [
+                {"topic": "orders.eu", "partition": 0, "offset": 100},
+                {"topic": "orders.eu", "partition": 1, "offset": -1},
+            ],
+            "reason": "e2e: purge old EU orders",
+        }
+        created = client.post("/v1/deletions", json=body, headers=headers)
+        assert created.status_code == 202, created.text
+        location = created.headers["location"]
+
+        def finished() -> dict[str, Any] | None:
+            resource: dict[str, Any] = client.get(location, headers=headers).json()
+            return resource if resource["status"] not in ("pending", "in_progress") else None
+
+        deletion = wait_for(finished)
+    assert deletion["status"] == "succeeded", deletion
+    resolved = {p["partition"]: p["resolved_offset"] for p in deletion["partitions"]}
+    high_watermark = before["replica_states"][str(before["leader"])]["high_watermark"]
+    assert high_watermark > 0
+    assert resolved == {0: 100, 1: high_watermark}
+    for partition, offset in resolved.items():
+        state = partition_state(control, "orders.eu", partition)
+        assert state["low_watermark"] == offset
+        assert all(r["log_start_offset"] == offset for r in state["replica_states"].values())
+    untouched = partition_state(control, "orders.eu", 2)
+    assert untouched["low_watermark"] == 0
+
+
+def test_ctrl_c_stops_the_service_and_the_emulator(demo: Demo) -> None:
+    base = demo.find("API base URL:")
+    control = demo.find("Emulator control API:").removesuffix("/state")
+    assert httpx.get(f"{control}/state", timeout=5).status_code == 200
+    demo.process.send_signal(signal.SIGINT)
+    assert demo.process.wait(timeout=30) == 0
+    for url in (f"{base}/healthz", f"{control}/state"):
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(url, timeout=2)
