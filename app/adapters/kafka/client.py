@@ -19,7 +19,8 @@ import ssl
 from collections.abc import Sequence
 from typing import Any
 
-from aiokafka.client import AIOKafkaClient
+from aiokafka.client import AIOKafkaClient, ConnectionGroup
+from aiokafka.conn import CloseReason
 from aiokafka.errors import IncompatibleBrokerVersion, KafkaError, RequestTimedOutError
 
 from app.adapters.kafka.metadata import Metadata, metadata_request, read_metadata
@@ -136,6 +137,7 @@ class ClusterClient:
         except (IncompatibleBrokerVersion, NotImplementedError) as exc:
             raise VersionUnsupported(f"broker {node_id}: {exc}") from exc
         except (TimeoutError, RequestTimedOutError) as exc:
+            self._drop_connection(node_id)
             raise BrokerFailure(
                 "REQUEST_TIMED_OUT", f"broker {node_id} did not answer within {timeout_s * 1000:.0f} ms"
             ) from exc
@@ -143,3 +145,10 @@ class ClusterClient:
             raise BrokerFailure(
                 "NETWORK_EXCEPTION", f"broker {node_id} could not be reached: {exc!r}"
             ) from exc
+
+    def _drop_connection(self, node_id: Any) -> None:
+        """After a client-side timeout the connection still owes an answer that may never come, and
+        aiokafka matches answers in order; close it, as aiokafka does on its own timeout."""
+        conn = self._client._conns.get((node_id, ConnectionGroup.DEFAULT))
+        if conn is not None:
+            conn.close(reason=CloseReason.CONNECTION_TIMEOUT)
