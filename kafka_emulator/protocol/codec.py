@@ -1,8 +1,6 @@
 """Compiles a schema struct at one version into a decoder and an encoder.
 
-Compilation happens once per (message, version). Runs of consecutive fixed-size fields are merged
-into one ``struct.Struct`` so that, for example, a DeleteRecords partition (int32 + int64) costs one
-``unpack_from`` call; that is what keeps a 10,000-partition request cheap.
+Compilation happens once per (message, version); fixed-size fields are handled in ``fixed``.
 Values: ints, bool, float, str, ``bytes`` (bytes, records, and uuid as 16 raw bytes), lists and dicts.
 """
 
@@ -14,6 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_emulator.protocol.api import Message
+from kafka_emulator.protocol.fixed import (
+    DecodeStep,
+    EncodeStep,
+    fixed_run_reader,
+    fixed_run_writer,
+    fixed_struct,
+    is_fixed,
+)
 from kafka_emulator.protocol.primitives import (
     FIXED_FORMATS,
     DecodeError,
@@ -30,9 +36,6 @@ from kafka_emulator.protocol.primitives import (
 )
 from kafka_emulator.protocol.schema import FieldSpec, SchemaError
 from kafka_emulator.protocol.values import default_factory
-
-DecodeStep = Callable[[bytes, int, Message], int]
-EncodeStep = Callable[[Message, list[bytes]], None]
 
 
 @dataclass(frozen=True)
@@ -62,15 +65,11 @@ def compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
     def defaults() -> Message:
         return {name: make() for name, make in factories}
 
-    return StructCodec(
-        read=_struct_reader(decode_steps, tags, flexible),
-        write=_struct_writer(encode_steps, tags, flexible),
-        defaults=defaults,
-    )
-
-
-def _is_fixed(field: FieldSpec) -> bool:
-    return field.type in FIXED_FORMATS
+    read = _struct_reader(decode_steps, tags, flexible)
+    write = _struct_writer(encode_steps, tags, flexible)
+    if regular and not tags and all(is_fixed(f) for f in regular):
+        read, write = fixed_struct(regular, version, flexible, read)
+    return StructCodec(read=read, write=write, defaults=defaults)
 
 
 def _regular_steps(
@@ -80,41 +79,17 @@ def _regular_steps(
     encode_steps: list[EncodeStep] = []
     run: list[FieldSpec] = []
     for field in [*fields, None]:
-        if field is not None and _is_fixed(field):
+        if field is not None and is_fixed(field):
             run.append(field)
             continue
         if run:
-            decode_steps.append(_fixed_run_reader(run))
-            encode_steps.append(_fixed_run_writer(run, version, flexible))
+            decode_steps.append(fixed_run_reader(run))
+            encode_steps.append(fixed_run_writer(run, version, flexible))
             run = []
         if field is not None:
             decode_steps.append(_field_reader(field.name, field_reader(field, version, flexible)))
             encode_steps.append(_field_writer(field, version, flexible))
     return decode_steps, encode_steps
-
-
-def _fixed_run_reader(run: list[FieldSpec]) -> DecodeStep:
-    layout = struct.Struct(">" + "".join(FIXED_FORMATS[f.type] for f in run))
-    names = tuple(f.name for f in run)
-    size = layout.size
-    unpack = layout.unpack_from
-
-    def read(buf: bytes, pos: int, msg: Message) -> int:
-        msg.update(zip(names, unpack(buf, pos), strict=True))
-        return pos + size
-
-    return read
-
-
-def _fixed_run_writer(run: list[FieldSpec], version: int, flexible: bool) -> EncodeStep:
-    pack = struct.Struct(">" + "".join(FIXED_FORMATS[f.type] for f in run)).pack
-    pairs = tuple((f.name, default_factory(f, version, flexible)()) for f in run)
-
-    def write(msg: Message, out: list[bytes]) -> None:
-        get = msg.get
-        out.append(pack(*[get(name, default) for name, default in pairs]))
-
-    return write
 
 
 def _field_reader(name: str, reader: Reader) -> DecodeStep:
