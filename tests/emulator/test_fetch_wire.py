@@ -1,0 +1,147 @@
+"""Fetch over the wire (kafka-semantics.md §4): OFFSET_OUT_OF_RANGE below the LSO with -1 offsets, whole
+batches from the one holding the fetch offset, reads capped at HW, long-poll; consumers reset to the LSO."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+from aiokafka import AIOKafkaClient, AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.structs import TopicPartition
+from aiokafka_requests import delete_records, fetch
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as ConfluentPartition
+from dataplane_clients import produce, replica, until
+
+from kafka_emulator import EmulatedCluster
+from kafka_emulator.protocol.errors import ErrorCode
+
+
+@pytest.fixture
+async def client(cluster: EmulatedCluster) -> AsyncIterator[AIOKafkaClient]:
+    started = AIOKafkaClient(bootstrap_servers=cluster.bootstrap)
+    await started.bootstrap()
+    yield started
+    await started.close()
+
+
+def first_base_offset(records: bytes) -> int:
+    base: int = struct.unpack_from(">q", records, 0)[0]
+    return base
+
+
+@pytest.mark.parametrize("version", [4, 5])
+async def test_fetch_below_lso_or_above_leo_is_out_of_range(
+    cluster: EmulatedCluster, client: AIOKafkaClient, version: int
+) -> None:
+    cluster.create_topic("t", 1, 3)
+    await produce(cluster, "t", 0, 10)
+    leader = cluster.model.leader_of("t", 0)
+    await delete_records(client, leader, [("t", 0, 3)], 2)
+    for offset in (1, 11):
+        answer = await fetch(client, leader, "t", 0, offset, version=version)
+        assert answer["error"] == ErrorCode.OFFSET_OUT_OF_RANGE
+        assert (answer["high_watermark"], answer["last_stable_offset"]) == (-1, -1)
+        if version == 5:
+            assert answer["log_start_offset"] == -1
+
+
+async def test_fetch_at_lso_inside_a_batch_returns_the_whole_batch(
+    cluster: EmulatedCluster, client: AIOKafkaClient
+) -> None:
+    cluster.create_topic("t", 1, 3)
+    await produce(cluster, "t", 0, 10)
+    leader = cluster.model.leader_of("t", 0)
+    await delete_records(client, leader, [("t", 0, 3)], 2)
+    answer = await fetch(client, leader, "t", 0, 3)
+    assert (answer["error"], answer["high_watermark"], answer["log_start_offset"]) == (0, 10, 3)
+    assert first_base_offset(answer["records"]) == 0
+
+
+async def test_consumers_read_only_up_to_the_high_watermark(
+    cluster: EmulatedCluster, client: AIOKafkaClient
+) -> None:
+    cluster.create_topic("t", 1, 3)
+    await produce(cluster, "t", 0, 10)
+    leader = cluster.model.leader_of("t", 0)
+    paused = next(b for b in (1, 2, 3) if b != leader)
+    cluster.pause_follower("t", 0, paused)
+    producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap, acks=1)
+    await producer.start()
+    await producer.send_and_wait("t", b"beyond-hw", partition=0)
+    await producer.stop()
+    answer = await fetch(client, leader, "t", 0, 10, max_wait_ms=0)
+    assert (answer["error"], answer["high_watermark"], answer["records"]) == (0, 10, b"")
+    cluster.resume_follower("t", 0, paused)
+    await until(lambda: replica(cluster, "t", 0)["replica_states"][str(leader)]["high_watermark"] == 11)
+    answer = await fetch(client, leader, "t", 0, 10)
+    assert first_base_offset(answer["records"]) == 10
+
+
+async def test_long_poll_waits_for_data_and_wakes_on_produce(
+    cluster: EmulatedCluster, client: AIOKafkaClient
+) -> None:
+    cluster.create_topic("t", 1, 3)
+    leader = cluster.model.leader_of("t", 0)
+    started = time.monotonic()
+    answer = await fetch(client, leader, "t", 0, 0, max_wait_ms=300)
+    assert time.monotonic() - started >= 0.25
+    assert answer["records"] == b""
+    pending = asyncio.create_task(fetch(client, leader, "t", 0, 0, max_wait_ms=20_000))
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    await produce(cluster, "t", 0, 2)
+    answer = await asyncio.wait_for(pending, 10)
+    assert time.monotonic() - started < 5
+    assert first_base_offset(answer["records"]) == 0
+
+
+async def test_aiokafka_consumer_resets_to_the_new_lso(
+    cluster: EmulatedCluster, client: AIOKafkaClient
+) -> None:
+    cluster.create_topic("t", 1, 3)
+    await produce(cluster, "t", 0, 10)
+    await delete_records(client, cluster.model.leader_of("t", 0), [("t", 0, 3)], 2)
+    consumer = AIOKafkaConsumer(bootstrap_servers=cluster.bootstrap, auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        partition = TopicPartition("t", 0)
+        consumer.assign([partition])
+        consumer.seek(partition, 1)
+        offsets: list[int] = []
+        deadline = time.monotonic() + 10
+        while len(offsets) < 7 and time.monotonic() < deadline:
+            batches = await consumer.getmany(timeout_ms=500)
+            offsets += [m.offset for messages in batches.values() for m in messages]
+    finally:
+        await consumer.stop()
+    assert offsets == list(range(3, 10))
+
+
+async def test_librdkafka_consumer_resets_to_the_new_lso(
+    cluster: EmulatedCluster, client: AIOKafkaClient
+) -> None:
+    cluster.create_topic("t", 1, 3)
+    await produce(cluster, "t", 0, 10)
+    await delete_records(client, cluster.model.leader_of("t", 0), [("t", 0, 3)], 2)
+
+    def consume() -> list[int]:
+        consumer = Consumer(
+            {"bootstrap.servers": cluster.bootstrap, "group.id": "referee", "auto.offset.reset": "earliest"}
+        )
+        consumer.assign([ConfluentPartition("t", 0, 1)])
+        offsets: list[int] = []
+        deadline = time.monotonic() + 10
+        try:
+            while len(offsets) < 7 and time.monotonic() < deadline:
+                message = consumer.poll(0.2)
+                if message is not None and message.error() is None:
+                    offsets.append(message.offset())
+        finally:
+            consumer.close()
+        return offsets
+
+    assert await asyncio.to_thread(consume) == list(range(3, 10))
