@@ -226,3 +226,37 @@ async def test_aiokafka_group_of_two_splits_commits_and_takes_over(cluster: Emul
     finally:
         for member in members:
             await member.stop()
+
+
+async def test_group_and_offsets_survive_a_coordinator_stop(cluster: EmulatedCluster) -> None:
+    topic = "failover-topic"
+    cluster.create_topic(topic, 1)
+    await produce(cluster, topic, 3, 1, "f")
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=cluster.bootstrap,
+        group_id="failover",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        **FAST_GROUP,
+    )
+    await consumer.start()
+    try:
+        assert len(await _consume(consumer, 3)) == 3
+        before = cluster.state()["groups"]["failover"]
+        await cluster.stop_broker(before["coordinator"])
+        after = cluster.state()["groups"]["failover"]
+        assert after["coordinator"] not in (-1, before["coordinator"])
+        assert after["offsets"] == {topic: {"0": 3}}
+        partition = AioTopicPartition(topic, 0)
+        await consumer.commit({partition: 2})  # finds the new coordinator, same member and generation
+        assert await consumer.committed(partition) == 2
+        now = cluster.state()["groups"]["failover"]
+        assert (now["state"], now["generation"], now["members"]) == (
+            "Stable",
+            before["generation"],
+            before["members"],
+        )
+        await cluster.start_broker(before["coordinator"])
+    finally:
+        await consumer.stop()
