@@ -126,3 +126,67 @@ async def test_sasl_plain_cluster() -> None:
             assert {o.error for o in refused.values()} == {"NETWORK_EXCEPTION"}
         finally:
             await gateway.close()
+
+
+async def test_not_leader_answer_then_success_on_the_moved_leader(
+    emulator: Any, gateway: KafkaClusters
+) -> None:
+    emulator.create_topic("events", 1, 3)
+    await produce(emulator, "events", {0: 10})
+    old = leader_of(emulator, "events", 0)
+    emulator.inject_fault(old, "DeleteRecords", error="NOT_LEADER_OR_FOLLOWER")
+
+    first = await gateway.delete_records(CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000)
+
+    assert first[TP("events", 0)].error == "NOT_LEADER_OR_FOLLOWER"
+    assert classify("NOT_LEADER_OR_FOLLOWER") == Retry(refresh_metadata=True)
+    new = next(b for b in (1, 2, 3) if b != old)
+    emulator.move_leader("events", 0, new)
+    retried = await gateway.delete_records(CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000)
+    assert retried[TP("events", 0)].error == "NONE"
+    assert log_start_offsets(emulator, "events", 0)[new] == 3
+
+
+async def test_unknown_cluster_name(gateway: KafkaClusters) -> None:
+    with pytest.raises(NotFound):
+        await gateway.delete_records("nope", {TP("a", 0): 1}, leader_only=False, timeout_ms=1_000)
+
+
+async def test_service_principal_without_delete_acl() -> None:
+    from kafka_emulator.acls.model import AclBinding, Operation, PatternType, Permission, ResourceType
+
+    users = {"purge": "s3cret"}
+    async with EmulatedCluster(brokers=3, sasl_users=users, acl_authorizer=True) as cluster:
+        for topic in ("granted", "describe-only", "hidden"):
+            cluster.create_topic(topic, 1, 3)
+        grants = [("granted", Operation.DELETE), ("describe-only", Operation.DESCRIBE)]
+        for topic, operation in grants:
+            cluster.acls.add(
+                AclBinding(
+                    ResourceType.TOPIC,
+                    topic,
+                    PatternType.LITERAL,
+                    "User:purge",
+                    "*",
+                    operation,
+                    Permission.ALLOW,
+                )
+            )
+        settings = cluster_settings(
+            cluster,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_username="purge",
+            sasl_password=SecretStr("s3cret"),
+        )
+        gateway = KafkaClusters({"acl": settings})
+        try:
+            offsets = {TP("granted", 0): 0, TP("describe-only", 0): 0, TP("hidden", 0): 0}
+            outcomes = await gateway.delete_records("acl", offsets, leader_only=False, timeout_ms=5_000)
+        finally:
+            await gateway.close()
+
+    assert outcomes[TP("granted", 0)].error == "NONE"
+    assert outcomes[TP("describe-only", 0)].error == "TOPIC_AUTHORIZATION_FAILED"
+    assert outcomes[TP("hidden", 0)].error == "TOPIC_AUTHORIZATION_FAILED"
+    assert "DELETE" in (outcomes[TP("describe-only", 0)].message or "")
