@@ -110,6 +110,8 @@ async def test_find_coordinator_single_and_batched(harness: Harness) -> None:
     node = harness.broker_of(group)
     expected_partition = partition_for(group, 3)
     assert node == harness.state.leader_of(OFFSETS_TOPIC, expected_partition)
+    v0 = await harness.call(FIND, 0, {"Key": group})
+    assert (v0["ErrorCode"], v0["NodeId"], v0["Port"]) == (0, node, 9000 + node)
     v1 = await harness.call(FIND, 1, {"Key": group, "KeyType": 0})
     assert (v1["ErrorCode"], v1["NodeId"], v1["Host"], v1["Port"]) == (0, node, "127.0.0.1", 9000 + node)
     v4 = await harness.call(FIND, 4, {"KeyType": 0, "CoordinatorKeys": [group, "other"]})
@@ -317,17 +319,13 @@ async def test_list_and_describe_groups(harness: Harness) -> None:
     assert (listed["passive"]["GroupState"], listed["passive"]["ProtocolType"]) == ("Empty", "")
     stable_only = await harness.call(LIST, 4, {"StatesFilter": ["stable"]}, harness.broker_of("passive"))
     assert "passive" not in [g["GroupId"] for g in stable_only["Groups"]]
-    described = await harness.call(
-        DESCRIBE,
-        5,
-        {"Groups": ["active", "ghost"], "IncludeAuthorizedOperations": True},
-        harness.broker_of("active"),
-    )
-    active, ghost = described["Groups"]
-    if harness.broker_of("ghost") == harness.broker_of("active"):
-        assert (ghost["ErrorCode"], ghost["GroupState"], ghost["Members"]) == (0, "Dead", [])
-    else:
-        assert ghost["ErrorCode"] == ErrorCode.NOT_COORDINATOR
+    broker = harness.broker_of("active")
+    ghost_id = next(f"ghost-{i}" for i in range(100) if harness.broker_of(f"ghost-{i}") == broker)
+    elsewhere = next(f"far-{i}" for i in range(100) if harness.broker_of(f"far-{i}") != broker)
+    request = {"Groups": ["active", ghost_id, elsewhere], "IncludeAuthorizedOperations": True}
+    active, ghost, far = (await harness.call(DESCRIBE, 5, request, broker))["Groups"]
+    assert (ghost["ErrorCode"], ghost["GroupState"], ghost["Members"]) == (0, "Dead", [])
+    assert far["ErrorCode"] == ErrorCode.NOT_COORDINATOR
     assert (active["GroupState"], active["ProtocolData"]) == ("Stable", "range")
     member = active["Members"][0]
     assert (member["MemberMetadata"], member["MemberAssignment"], member["ClientHost"]) == (
@@ -378,3 +376,46 @@ async def test_acls_on_group_apis() -> None:
     assert (await h.call(LIST, 4, {"StatesFilter": []}, broker, "User:eve"))["Groups"] == []
     listed = (await h.call(LIST, 4, {"StatesFilter": []}, broker, bob))["Groups"]
     assert [g["GroupId"] for g in listed] == [group]
+
+
+async def test_describe_hides_metadata_until_stable_and_types_filter(harness: Harness) -> None:
+    group = "settling"
+    broker = harness.broker_of(group)
+    joined = await join(harness, group, meta=b"subscription")  # CompletingRebalance until the leader syncs
+    described = (
+        await harness.call(DESCRIBE, 4, {"Groups": [group], "IncludeAuthorizedOperations": False}, broker)
+    )["Groups"][0]
+    assert (described["GroupState"], described["ProtocolData"]) == ("CompletingRebalance", "")
+    assert (described["Members"][0]["MemberMetadata"], described["Members"][0]["MemberAssignment"]) == (
+        b"",
+        b"",
+    )
+    assert described["AuthorizedOperations"] == -(2**31)
+    classic = await harness.call(LIST, 5, {"StatesFilter": [], "TypesFilter": ["Classic"]}, broker)
+    assert [g["GroupType"] for g in classic["Groups"]] == ["classic"]
+    consumer = await harness.call(LIST, 5, {"StatesFilter": [], "TypesFilter": ["consumer"]}, broker)
+    assert consumer["Groups"] == []
+    await sync(harness, group, joined, {joined["MemberId"]: b"a"})
+    assert (await heartbeat(harness, group, joined)) == ErrorCode.NONE
+
+
+async def test_sync_errors(harness: Harness) -> None:
+    group = "syncing"
+    joined = await join(harness, group)
+    assert (await sync(harness, "no-such-group", joined))["ErrorCode"] == ErrorCode.UNKNOWN_MEMBER_ID
+    assert (await sync(harness, group, dict(joined, GenerationId=7)))[
+        "ErrorCode"
+    ] == ErrorCode.ILLEGAL_GENERATION
+    v5 = {
+        "GroupId": group,
+        "GenerationId": joined["GenerationId"],
+        "MemberId": joined["MemberId"],
+        "GroupInstanceId": None,
+        "ProtocolType": "consumer",
+        "ProtocolName": "sticky",
+        "Assignments": [],
+    }
+    answer = await harness.call(SYNC, 5, v5, harness.broker_of(group))
+    assert answer["ErrorCode"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    ok = await harness.call(SYNC, 5, dict(v5, ProtocolName="range"), harness.broker_of(group))
+    assert (ok["ErrorCode"], ok["ProtocolType"], ok["ProtocolName"]) == (0, "consumer", "range")
