@@ -57,25 +57,30 @@ class JwksCache:
         *,
         ttl: float,
         refetch_cooldown: float = 30.0,
+        failure_backoff: float = 5.0,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.url = url
         self.ttl = ttl
         self.refetch_cooldown = refetch_cooldown
+        self.failure_backoff = failure_backoff
         self.timeout = timeout
         self.fetch_count = 0
         self._clock = clock
         self._key_set: KeySet | None = None
         self._fetched_at = float("-inf")
         self._forced_at = float("-inf")
+        self._failed_at = float("-inf")
         self._lock = asyncio.Lock()
 
     async def keys(self) -> KeySet:
         if self._key_set is not None and self._clock() - self._fetched_at < self.ttl:
             return self._key_set
         async with self._lock:
-            if self._key_set is None or self._clock() - self._fetched_at >= self.ttl:
+            # With no keys at all, an unreachable IdP is asked again only after a pause, not per request.
+            backing_off = self._key_set is None and self._clock() - self._failed_at < self.failure_backoff
+            if not backing_off and (self._key_set is None or self._clock() - self._fetched_at >= self.ttl):
                 await self._fetch()
             return self._require()
 
@@ -101,6 +106,7 @@ class JwksCache:
             key_set = await self._download()
         except (httpx.HTTPError, ValueError, KeyError, TypeError, JoseError) as exc:
             log.warning("JWKS fetch from %s failed: %s", self.url, type(exc).__name__)
+            self._failed_at = self._clock()
             if self._key_set is not None:
                 self._fetched_at = self._clock()  # keep serving the stale keys; retry after the TTL
             return
@@ -120,6 +126,9 @@ class JwksCache:
         public_only = [
             key
             for key in document["keys"]
-            if isinstance(key, dict) and key.get("kty") in ASYMMETRIC_KEY_TYPES and "d" not in key
+            if isinstance(key, dict)
+            and key.get("kty") in ASYMMETRIC_KEY_TYPES
+            and key.get("use", "sig") == "sig"
+            and "d" not in key
         ]
         return KeySet.import_key_set({"keys": public_only})

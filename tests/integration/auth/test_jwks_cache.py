@@ -7,6 +7,7 @@ import asyncio
 from auth_idp import FakeIdP, good_claims, new_key
 from conftest import ClientFactory, assert_unauthenticated, idp_settings
 from joserfc import jwt
+from joserfc.jwk import OctKey
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -71,12 +72,46 @@ async def test_identity_provider_outage(idp: FakeIdP, client_for: ClientFactory)
         assert idp.hits >= 2
 
 
-async def test_no_keys_at_all_is_503(idp: FakeIdP, client_for: ClientFactory) -> None:
+async def test_no_keys_at_all_is_503_then_recovers(idp: FakeIdP, client_for: ClientFactory) -> None:
     idp.fail = True
-    async with client_for(idp_settings(idp)) as (client, _):
-        response = await client.get("/test/whoami", headers=bearer(idp.sign(good_claims())))
-    assert response.status_code == 503
-    assert response.headers["content-type"].startswith("application/problem+json")
+    token = idp.sign(good_claims())
+    async with client_for(idp_settings(idp)) as (client, app):
+        responses = [await client.get("/test/whoami", headers=bearer(token)) for _ in range(10)]
+        assert idp.hits == 1, "an unreachable IdP is not asked again on every request"
+        app.state.auth.validator.keys.failure_backoff = 0.05
+        await asyncio.sleep(0.1)
+        idp.fail = False
+        recovered = await client.get("/test/whoami", headers=bearer(token))
+    for response in responses:
+        assert response.status_code == 503
+        assert response.headers["content-type"].startswith("application/problem+json")
+    assert recovered.status_code == 200
+
+
+async def test_encryption_and_private_keys_in_the_jwks_are_ignored(
+    idp: FakeIdP, client_for: ClientFactory
+) -> None:
+    idp.add_key("enc1")
+    idp.published = ["k1", "enc1"]
+    original = idp.jwks
+
+    def jwks_with_extras() -> dict[str, object]:
+        document = original()
+        for key in document["keys"]:  # type: ignore[union-attr]
+            if key["kid"] == "enc1":
+                key["use"] = "enc"
+        document["keys"].append({"kty": "oct", "kid": "shared", "k": "c2hhcmVkLXNlY3JldC1vZi0zMi1ieXRlcy1sb25nISE"})  # type: ignore[union-attr]
+        return document
+
+    idp.jwks = jwks_with_extras  # type: ignore[method-assign]
+    async with client_for(idp_settings(idp, algorithms=["RS256", "HS256"])) as (client, _):
+        ok = await client.get("/test/whoami", headers=bearer(idp.sign(good_claims())))
+        enc = await client.get("/test/whoami", headers=bearer(idp.sign(good_claims(), kid="enc1")))
+        hs = jwt.encode({"alg": "HS256", "kid": "shared"}, good_claims(), OctKey.import_key(b"shared-secret-of-32-bytes-long!!"))
+        shared = await client.get("/test/whoami", headers=bearer(hs))
+    assert ok.status_code == 200
+    assert_unauthenticated(enc)
+    assert_unauthenticated(shared)
 
 
 async def test_header_key_injection_is_never_fetched(idp: FakeIdP, client_for: ClientFactory) -> None:
