@@ -9,6 +9,7 @@ gets an outcome, nothing is raised.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
@@ -21,10 +22,17 @@ from app.adapters.kafka.metadata import (
     read_list_offsets,
     route,
 )
-from app.adapters.kafka.protocol import DeleteRecordsRequest, VersionUnsupported, read_response
+from app.adapters.kafka.protocol import (
+    DeletedPartition,
+    DeleteRecordsRequest,
+    VersionUnsupported,
+    read_response,
+)
 from app.domain.ports import PartitionOutcome, TopicPartition
 from app.errors import NotFound, ServiceUnavailable
 from app.settings import ClusterSettings
+
+log = logging.getLogger(__name__)
 
 
 def _outcomes(
@@ -193,27 +201,31 @@ class KafkaClusters:
         try:
             response = await client.send(leader, request, timeout_s=timeout_s)
         except BrokerFailure as exc:
+            log.warning(
+                "cluster %r: DeleteRecords for %d partition(s): %s", client.name, len(partitions), exc
+            )
             return _outcomes(partitions, exc.error, exc.message)
         except VersionUnsupported as exc:
+            log.warning("cluster %r: DeleteRecords not sent to broker %s: %s", client.name, leader, exc)
             return _outcomes(partitions, "UNSUPPORTED_VERSION", f"broker {leader}: {exc}")
         _, answered = read_response(response)
-        results: dict[TopicPartition, PartitionOutcome] = {}
-        for tp in partitions:
-            result = answered.get(tp)
-            if result is None:
-                results[tp] = PartitionOutcome(
-                    error="UNKNOWN_SERVER_ERROR",
-                    message=f"The response from broker {leader} did not contain a result for partition {tp}.",
-                )
-                continue
-            name = error_name(result.error_code)
-            results[tp] = PartitionOutcome(
-                error=name,
-                low_watermark=result.low_watermark,
-                leader_log_start_offset=result.leader_log_start_offset,
-                message=None if name == "NONE" else _message(name, result.error_code),
-            )
-        return results
+        return {tp: _deleted_outcome(leader, tp, answered.get(tp)) for tp in partitions}
+
+
+def _deleted_outcome(leader: int, tp: TopicPartition, result: DeletedPartition | None) -> PartitionOutcome:
+    if result is None:
+        # What Kafka's Admin client does with a partition the broker left out: fail it, never guess.
+        return PartitionOutcome(
+            error="UNKNOWN_SERVER_ERROR",
+            message=f"The response from broker {leader} did not contain a result for partition {tp}.",
+        )
+    name = error_name(result.error_code)
+    return PartitionOutcome(
+        error=name,
+        low_watermark=result.low_watermark,
+        leader_log_start_offset=result.leader_log_start_offset,
+        message=None if name == "NONE" else _message(name, result.error_code),
+    )
 
 
 def _message(name: str, code: int) -> str:

@@ -52,12 +52,10 @@ def read_metadata(response: Any) -> Metadata:
             code, name, partitions = topic[0], topic[1], topic[2]
         else:
             code, name, partitions = topic[0], topic[1], topic[3]
+        # aiokafka decodes int32 fields to ints already; this runs once per partition of a big topic.
         topics[str(name)] = TopicMetadata(
-            error_name(int(code)),
-            {
-                int(p[1]): PartitionMetadata(int(p[2]), tuple(int(r) for r in p[3]), error_name(int(p[0])))
-                for p in partitions
-            },
+            error_name(code),
+            {p[1]: PartitionMetadata(p[2], tuple(p[3]), error_name(p[0])) for p in partitions},
         )
     return Metadata(brokers, topics)
 
