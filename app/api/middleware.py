@@ -1,0 +1,158 @@
+"""Pure ASGI middleware: request ids, the body-size guard, and request metrics.
+
+The body-size guard answers 413 before the app parses anything: at once when Content-Length is over
+the limit, and for bodies without a Content-Length (chunked) as soon as the bytes read exceed it
+(such bodies are buffered, at most the limit, and replayed to the app).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api.problems import PROBLEM_MEDIA_TYPE, problem_body, request_id_of
+from app.metrics import http_request_duration_seconds, http_requests_total
+
+REQUEST_ID_HEADER = b"x-request-id"
+_SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:\-]{1,64}")
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return bytes(value)
+    return None
+
+
+class RequestIdMiddleware:
+    """Takes a sane ``X-Request-ID`` from the caller or makes one; stores it and echoes it back."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        offered = (_header(scope, REQUEST_ID_HEADER) or b"").decode("latin-1")
+        request_id = offered if _SANE_REQUEST_ID.fullmatch(offered) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [h for h in message.get("headers", []) if h[0].lower() != REQUEST_ID_HEADER]
+                headers.append((REQUEST_ID_HEADER, request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+async def send_problem(scope: Scope, send: Send, status: int, slug: str, title: str, detail: str) -> None:
+    body = problem_body(
+        status=status,
+        slug=slug,
+        title=title,
+        detail=detail,
+        instance=scope.get("path"),
+        request_id=request_id_of(scope),
+    )
+    payload = json.dumps(body).encode()
+    headers = [
+        (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
+        (b"content-length", str(len(payload)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+class BodySizeLimitMiddleware:
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _header(scope, b"content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                await send_problem(
+                    scope, send, 400, "malformed-request", "Malformed request", "Bad Content-Length"
+                )
+            elif int(declared) > self.max_body_bytes:
+                await self._too_large(scope, send)
+            else:
+                await self.app(scope, receive, send)
+            return
+        if _header(scope, b"transfer-encoding") is None:
+            await self.app(scope, receive, send)
+            return
+        buffered = await self._read_limited(receive)
+        if buffered is None:
+            await self._too_large(scope, send)
+            return
+        await self.app(scope, _replay(buffered, receive), send)
+
+    async def _read_limited(self, receive: Receive) -> list[Message] | None:
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                return messages
+            size += len(message.get("body", b""))
+            if size > self.max_body_bytes:
+                return None
+            if not message.get("more_body", False):
+                return messages
+
+    async def _too_large(self, scope: Scope, send: Send) -> None:
+        detail = f"The request body is larger than {self.max_body_bytes} bytes."
+        await send_problem(scope, send, 413, "payload-too-large", "Request body too large", detail)
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
+
+
+class MetricsMiddleware:
+    """Counts requests by route template (not raw path, so ids do not explode the label space)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status: dict[str, Any] = {"code": 500}
+
+        async def record_status(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, record_status)
+        finally:
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            method = scope.get("method", "")
+            http_requests_total.labels(method, route, str(status["code"])).inc()
+            http_request_duration_seconds.labels(method, route).observe(time.perf_counter() - started)

@@ -1,0 +1,178 @@
+"""RFC 9457 problem+json for every error the API returns: the only exception handlers of the app.
+
+Bodies never echo the request: validation errors carry a JSON pointer (``#/partitions/3/offset``) or
+a parameter name and a fixed message, capped at ``MAX_ERRORS`` entries. 500s say nothing internal;
+the ``request_id`` member correlates them with the server log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import MutableMapping
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse
+
+from app.errors import FieldError, PurgeError, ValidationFailed
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+TYPE_PREFIX = "urn:kafka-purge:problem:"
+MAX_ERRORS = 20
+RETRY_AFTER_SECONDS = "5"
+
+log = logging.getLogger("app.api")
+
+
+class UnsupportedMediaType(PurgeError):
+    status = 415
+    slug = "unsupported-media-type"
+    title = "Unsupported media type"
+
+
+class MalformedRequest(PurgeError):
+    status = 400
+    slug = "malformed-request"
+    title = "Malformed request"
+
+
+def request_id_of(scope: MutableMapping[str, Any]) -> str | None:
+    state = scope.get("state") or {}
+    value = state.get("request_id")
+    return str(value) if value else None
+
+
+def problem_body(
+    *, status: int, slug: str, title: str, detail: str | None, instance: str | None, request_id: str | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"type": TYPE_PREFIX + slug, "title": title, "status": status}
+    if detail:
+        body["detail"] = detail
+    if instance:
+        body["instance"] = instance
+    body["request_id"] = request_id
+    return body
+
+
+def problem_response(
+    request: Request,
+    *,
+    status: int,
+    slug: str,
+    title: str,
+    detail: str | None = None,
+    errors: list[dict[str, str]] | None = None,
+    headers: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> JSONResponse:
+    body = problem_body(
+        status=status,
+        slug=slug,
+        title=title,
+        detail=detail,
+        instance=request.url.path,
+        request_id=request_id_of(request.scope),
+    )
+    if errors is not None:
+        body["errors"] = errors[:MAX_ERRORS]
+        if len(errors) > MAX_ERRORS:
+            body["error_count"] = len(errors)
+    body.update(extra or {})
+    all_headers = dict(headers or {})
+    if status == 503:
+        all_headers.setdefault("Retry-After", RETRY_AFTER_SECONDS)
+    return JSONResponse(body, status_code=status, headers=all_headers, media_type=PROBLEM_MEDIA_TYPE)
+
+
+def field_error_json(error: FieldError) -> dict[str, str]:
+    return {"pointer": error.pointer, "detail": error.detail}
+
+
+def invalid_parameter(name: str, detail: str, *, location: str = "query") -> ValidationFailed:
+    """A 422 naming one query, path or header parameter (rendered as an ``errors[]`` entry)."""
+    return ValidationFailed(detail, parameter=name, location=location)
+
+
+async def handle_purge_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, PurgeError)
+    headers = getattr(exc, "headers", None)
+    extra = dict(exc.extra)
+    errors = [field_error_json(e) for e in exc.errors]
+    if "parameter" in extra:
+        location = str(extra.pop("location", "query"))
+        errors.append({"parameter": str(extra.pop("parameter")), "in": location, "detail": exc.detail})
+    return problem_response(
+        request,
+        status=exc.status,
+        slug=exc.slug,
+        title=exc.title,
+        detail=exc.detail,
+        errors=errors or None,
+        headers=dict(headers) if headers else None,
+        extra=extra,
+    )
+
+
+def _validation_error_json(error: Any) -> dict[str, str]:
+    loc = [str(part) for part in error.get("loc", ())]
+    where = loc[0] if loc else "body"
+    if error.get("type") == "json_invalid":
+        reason = (error.get("ctx") or {}).get("error", "malformed JSON")
+        return {"pointer": "#", "detail": f"The body is not valid JSON: {reason}"}
+    message = str(error.get("msg", "invalid value"))
+    if where == "body":
+        return {"pointer": "#/" + "/".join(_escape(p) for p in loc[1:]), "detail": message}
+    return {"parameter": loc[-1] if len(loc) > 1 else where, "in": where, "detail": message}
+
+
+def _escape(token: str) -> str:
+    """RFC 6901 escaping of one reference token."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+async def handle_validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [_validation_error_json(e) for e in exc.errors()]
+    return problem_response(
+        request,
+        status=422,
+        slug="validation-failed",
+        title="Request is not valid",
+        detail="The request has invalid fields; see errors.",
+        errors=errors,
+    )
+
+
+async def handle_http_exception(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    phrase = HTTPStatus(exc.status_code).phrase
+    detail = exc.detail if isinstance(exc.detail, str) and exc.detail != phrase else None
+    return problem_response(
+        request,
+        status=exc.status_code,
+        slug=phrase.lower().replace(" ", "-"),
+        title=phrase,
+        detail=detail,
+        headers=dict(exc.headers) if exc.headers else None,
+    )
+
+
+async def handle_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.error("unhandled error", exc_info=exc, extra={"request_id": request_id_of(request.scope)})
+    return problem_response(
+        request,
+        status=500,
+        slug="internal-error",
+        title="Internal server error",
+        detail="The server could not complete the request; quote the request_id when reporting it.",
+    )
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(PurgeError, handle_purge_error)
+    app.add_exception_handler(RequestValidationError, handle_validation_error)
+    app.add_exception_handler(StarletteHTTPException, handle_http_exception)
+    app.add_exception_handler(Exception, handle_unexpected)

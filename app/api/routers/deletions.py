@@ -1,0 +1,138 @@
+"""/v1/deletions: submit, list, read and cancel deletion requests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Path, Query, Response
+
+from app.adapters.db.repositories import deletions as repo
+from app.adapters.db.session import read_session, write_transaction
+from app.api.deps import AuthorizationDep, RequestIdDep, ServicesDep, SessionDep
+from app.api.pagination import cursor_time, decode_cursor, encode_cursor
+from app.api.schemas.common import problem_responses
+from app.api.schemas.deletions import (
+    DeletionCreate,
+    DeletionPage,
+    DeletionRead,
+    TopicName,
+)
+from app.api.strict_json import StrictJsonRoute
+from app.api.submission import submit_deletion
+from app.api.views import deletion_read, deletion_summary, page_limit, visible_deletion
+from app.audit import append_event
+from app.auth import PrincipalDep
+from app.domain.deletions import DeletionStatus
+from app.errors import Conflict
+
+router = APIRouter(prefix="/v1/deletions", tags=["deletions"], route_class=StrictJsonRoute)
+
+DeletionId = Annotated[str, Path(max_length=64, description="The deletion's id")]
+REPLAY_HEADER = "Idempotent-Replayed"
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=DeletionRead,
+    responses=problem_responses(400, 401, 403, 404, 413, 415, 422, 503),
+    description=(
+        "Accept a deletion request; -1 offsets are resolved to the current high watermark now. "
+        "With an `Idempotency-Key` (scoped to the caller), repeating the same request answers 202 with "
+        "the deletion first created and `Idempotent-Replayed: true`; the same key with a different "
+        "request is a 422."
+    ),
+)
+async def create_deletion(
+    body: DeletionCreate,
+    response: Response,
+    principal: PrincipalDep,
+    services: ServicesDep,
+    request_id: RequestIdDep,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)] = None,
+) -> DeletionRead:
+    """Accept a deletion request; -1 offsets are resolved to the current high watermark now."""
+    submission = await submit_deletion(
+        services, body, principal=principal, request_id=request_id, idempotency_key=idempotency_key
+    )
+    response.headers["Location"] = f"/v1/deletions/{submission.deletion.id}"
+    if submission.replayed:
+        response.headers[REPLAY_HEADER] = "true"
+    async with read_session(services.sessionmaker) as session:
+        return await deletion_read(session, submission.deletion, services.settings.limits.max_page_size)
+
+
+@router.get("", response_model=DeletionPage, responses=problem_responses(401, 422))
+async def list_deletions(
+    principal: PrincipalDep,
+    services: ServicesDep,
+    session: SessionDep,
+    authorization: AuthorizationDep,
+    status: DeletionStatus | None = None,
+    topic: TopicName | None = None,
+    cluster: Annotated[str | None, Query(max_length=255)] = None,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+) -> DeletionPage:
+    """List deletions, newest first, with an opaque cursor."""
+    size = page_limit(services, limit)
+    before = None
+    if cursor is not None:
+        created_at, deletion_id = decode_cursor(cursor, str, str)
+        before = (cursor_time(created_at), deletion_id)
+    rows = await repo.list_deletions(
+        session, status=status, topic=topic, cluster=cluster, before=before, limit=size
+    )
+    items = [deletion_summary(row) for row in rows if await authorization.can_view(principal, row)]
+    next_cursor = encode_cursor(rows[-1].created_at.isoformat(), rows[-1].id) if len(rows) == size else None
+    return DeletionPage(items=items, next_cursor=next_cursor)
+
+
+@router.get("/{deletion_id}", response_model=DeletionRead, responses=problem_responses(401, 404, 422))
+async def get_deletion(
+    deletion_id: DeletionId,
+    principal: PrincipalDep,
+    services: ServicesDep,
+    session: SessionDep,
+    authorization: AuthorizationDep,
+) -> DeletionRead:
+    """Read a deletion: request fields, overall status, counts per status and its first partitions."""
+    deletion = await visible_deletion(session, authorization, principal, deletion_id)
+    return await deletion_read(session, deletion, services.settings.limits.max_page_size)
+
+
+@router.post(
+    "/{deletion_id}/cancel", response_model=DeletionRead, responses=problem_responses(401, 404, 409, 422)
+)
+async def cancel_deletion(
+    deletion_id: DeletionId,
+    principal: PrincipalDep,
+    services: ServicesDep,
+    authorization: AuthorizationDep,
+    request_id: RequestIdDep,
+) -> DeletionRead:
+    """Cancel the partitions not yet sent to Kafka (pending and not claimed by a worker)."""
+    now = datetime.now(UTC)
+    async with write_transaction(services.sessionmaker) as session:
+        deletion = await visible_deletion(session, authorization, principal, deletion_id)
+        cancelled = await repo.cancel_pending(session, deletion.id, now)
+        if not cancelled:
+            raise Conflict("No partition of this deletion is still waiting to be sent.")
+        status = await repo.refresh_status(session, deletion, now)
+        await append_event(
+            session,
+            action="deletion.cancelled",
+            principal=principal.name,
+            client_host=principal.client_host,
+            request_id=request_id,
+            cluster=deletion.cluster,
+            deletion_id=deletion.id,
+            details={
+                "cancelled": [{"topic": t, "partition": p} for t, p in cancelled],
+                "status": status.value,
+            },
+            occurred_at=now,
+        )
+    async with read_session(services.sessionmaker) as session:
+        return await deletion_read(session, deletion, services.settings.limits.max_page_size)

@@ -1,0 +1,60 @@
+"""/v1/deletions/{id}/partitions: per-partition status of a deletion."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from app.adapters.db.repositories import deletions as repo
+from app.api.deps import AuthorizationDep, ServicesDep, SessionDep
+from app.api.pagination import decode_cursor
+from app.api.routers.deletions import DeletionId
+from app.api.schemas.common import problem_responses
+from app.api.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
+from app.api.views import page_limit, partition_cursor, partition_read, visible_deletion
+from app.auth import PrincipalDep
+from app.domain.deletions import PartitionStatus
+from app.errors import NotFound
+
+router = APIRouter(prefix="/v1/deletions/{deletion_id}/partitions", tags=["deletions"])
+
+
+@router.get("", response_model=PartitionPage, responses=problem_responses(401, 404, 422))
+async def list_partitions(
+    deletion_id: DeletionId,
+    principal: PrincipalDep,
+    services: ServicesDep,
+    session: SessionDep,
+    authorization: AuthorizationDep,
+    status: PartitionStatus | None = None,
+    cursor: str | None = None,
+    limit: int | None = None,
+) -> PartitionPage:
+    """List a deletion's partitions in (topic, partition) order, optionally by status."""
+    size = page_limit(services, limit)
+    after = decode_cursor(cursor, str, int) if cursor is not None else None
+    deletion = await visible_deletion(session, authorization, principal, deletion_id)
+    rows = await repo.list_partitions(
+        session, deletion.id, status=status, after=(after[0], after[1]) if after else None, limit=size
+    )
+    return PartitionPage(
+        items=[partition_read(row) for row in rows], next_cursor=partition_cursor(rows, size)
+    )
+
+
+@router.get("/{topic}/{partition}", response_model=PartitionRead, responses=problem_responses(401, 404, 422))
+async def get_partition(
+    deletion_id: DeletionId,
+    topic: Annotated[TopicName, Path()],
+    partition: Annotated[PartitionNumber, Path()],
+    principal: PrincipalDep,
+    session: SessionDep,
+    authorization: AuthorizationDep,
+) -> PartitionRead:
+    """Read one partition of a deletion: offsets, status, watermarks, Kafka error and attempts."""
+    deletion = await visible_deletion(session, authorization, principal, deletion_id)
+    row = await repo.get_partition(session, deletion.id, topic, partition)
+    if row is None:
+        raise NotFound(f"Deletion {deletion_id!r} has no partition {topic}-{partition}.")
+    return partition_read(row)

@@ -1,0 +1,47 @@
+"""Schemas shared by every resource: the problem document and error-response declarations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ProblemFieldError(BaseModel):
+    pointer: str | None = Field(default=None, description="JSON pointer into the body, e.g. #/partitions/0")
+    parameter: str | None = Field(default=None, description="Name of the query, path or header parameter")
+    detail: str
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details."""
+
+    type: str
+    title: str
+    status: int
+    detail: str | None = None
+    instance: str | None = None
+    request_id: str | None = None
+    errors: list[ProblemFieldError] | None = None
+
+
+_DESCRIPTIONS = {
+    400: "Malformed request",
+    401: "Missing or invalid bearer token (WWW-Authenticate: Bearer)",
+    403: "Authenticated but not allowed",
+    404: "Not found, or not visible to the caller",
+    409: "Conflicts with the current state",
+    413: "Request body over the size limit",
+    415: "Body is not application/json",
+    422: "Invalid request; errors[] names each field by JSON pointer",
+    503: "A dependency (database or Kafka cluster) is unavailable; retry later",
+}
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` for a route: each status documented with the Problem schema (the OpenAPI
+    post-processing in ``app.api.openapi`` files them under application/problem+json)."""
+    return {status: {"model": Problem, "description": _DESCRIPTIONS[status]} for status in statuses}
+
+
+AUTHENTICATED = (401, 422)

@@ -1,0 +1,91 @@
+"""A route class whose JSON bodies are parsed strictly, before pydantic sees them.
+
+Python's ``json`` accepts ``NaN``/``Infinity``, turns ``1e400`` into ``inf`` and keeps the last of
+duplicate keys; all of these are refused here (422 via FastAPI's ``json_invalid`` path), as are
+bodies that are not UTF-8 or not JSON media types (415).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
+
+from app.api.problems import UnsupportedMediaType
+
+MAX_NESTING_ERROR = "The body is nested too deeply"
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError("duplicate object key")
+        result[key] = value
+    return result
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("number out of range")
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_strict_json(body: bytes) -> Any:
+    """Parse ``body``; every failure is a ``json.JSONDecodeError`` with a message that echoes nothing."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise json.JSONDecodeError("the body is not UTF-8", "", 0) from None
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=_no_duplicate_keys,
+            parse_float=_finite_float,
+            parse_constant=_reject_constant,
+        )
+    except json.JSONDecodeError as exc:
+        raise json.JSONDecodeError(exc.msg, "", exc.pos) from None
+    except RecursionError:
+        raise json.JSONDecodeError(MAX_NESTING_ERROR, "", 0) from None
+    except ValueError as exc:
+        raise json.JSONDecodeError(str(exc), "", 0) from None
+
+
+def _is_json_media_type(content_type: str | None) -> bool:
+    if not content_type:
+        return True
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or (
+        media_type.startswith("application/") and media_type.endswith("+json")
+    )
+
+
+class StrictJsonRequest(Request):
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = parse_strict_json(await self.body())
+        return self._json
+
+
+class StrictJsonRoute(APIRoute):
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def strict_handler(request: Request) -> Response:
+            if request.method in {"POST", "PUT", "PATCH"} and not _is_json_media_type(
+                request.headers.get("content-type")
+            ):
+                raise UnsupportedMediaType("Send the body as application/json.")
+            return await handler(StrictJsonRequest(request.scope, request.receive))
+
+        return strict_handler

@@ -1,0 +1,229 @@
+"""Accepting a deletion request: validate it against the limits and the cluster, resolve ``-1`` to the
+high watermark, and store the deletion, its partition tasks and the ``deletion.requested`` audit event
+in one transaction. Nothing is accepted partially.
+
+Idempotency-Key (scoped to the principal): the same key with the same request (compared by a hash of
+its canonical form) answers with the deletion first created; the same key with a different request is
+a 422; of concurrent duplicates exactly one creates the deletion (unique constraint), the others
+answer with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy.exc import IntegrityError
+
+from app.adapters.db.models import Deletion
+from app.adapters.db.repositories import deletions as repo
+from app.adapters.db.session import read_session, write_transaction
+from app.api.deps import Services
+from app.api.problems import invalid_parameter
+from app.api.schemas.deletions import DeletionCreate
+from app.audit import append_event, canonical_json
+from app.auth import Principal
+from app.domain.deletions import DeletionStatus
+from app.domain.ports import TopicPartition
+from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFailed
+from app.metrics import deletions_accepted_total, partitions_accepted_total
+
+MAX_LISTED = 50
+_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+@dataclass(frozen=True)
+class Submission:
+    deletion: Deletion
+    replayed: bool
+
+
+def check_limits(request: DeletionCreate, services: Services) -> int:
+    """The request's timeout; 422 for too many partitions, a timeout over the limit, duplicates."""
+    limits = services.settings.limits
+    if len(request.partitions) > limits.max_partitions:
+        raise ValidationFailed(
+            f"At most {limits.max_partitions} partitions per request, got {len(request.partitions)}.",
+            errors=[FieldError("#/partitions", f"more than {limits.max_partitions} partitions")],
+        )
+    timeout_ms = request.timeout_ms or limits.default_timeout_ms
+    if timeout_ms > limits.max_timeout_ms:
+        raise ValidationFailed(
+            "timeout_ms is over the limit.",
+            errors=[FieldError("#/timeout_ms", f"must be at most {limits.max_timeout_ms}")],
+        )
+    seen: set[tuple[str, int]] = set()
+    duplicates: list[FieldError] = []
+    for index, item in enumerate(request.partitions):
+        key = (item.topic, item.partition)
+        if key in seen:
+            duplicates.append(FieldError(f"#/partitions/{index}", "duplicate (topic, partition)"))
+        seen.add(key)
+    if duplicates:
+        raise ValidationFailed(
+            "Each (topic, partition) may appear only once.", errors=duplicates[:MAX_LISTED]
+        )
+    return timeout_ms
+
+
+def check_idempotency_key(key: str | None) -> str | None:
+    if key is not None and not _IDEMPOTENCY_KEY.fullmatch(key):
+        raise invalid_parameter(
+            "Idempotency-Key", "Idempotency-Key must be 1-255 visible ASCII characters.", location="header"
+        )
+    return key
+
+
+def request_hash(request: DeletionCreate) -> str:
+    return hashlib.sha256(canonical_json(request.model_dump(mode="json")).encode()).hexdigest()
+
+
+def _replay(existing: Deletion, fingerprint: str) -> Submission:
+    if existing.request_hash != fingerprint:
+        raise IdempotencyMismatch("This Idempotency-Key was used with a different request.")
+    return Submission(existing, replayed=True)
+
+
+async def _check_partitions_exist(services: Services, request: DeletionCreate) -> None:
+    topics = sorted({p.topic for p in request.partitions})
+    counts = await services.gateway.topic_partitions(request.cluster, topics)
+    unknown = [
+        (index, p)
+        for index, p in enumerate(request.partitions)
+        if p.topic not in counts or p.partition >= counts[p.topic]
+    ]
+    if unknown:
+        raise ValidationFailed(
+            f"{len(unknown)} partition(s) do not exist on cluster {request.cluster!r}.",
+            errors=[
+                FieldError(f"#/partitions/{i}", f"unknown topic or partition {p.topic}-{p.partition}")
+                for i, p in unknown[:MAX_LISTED]
+            ],
+            unknown_count=len(unknown),
+        )
+
+
+async def _plan(services: Services, request: DeletionCreate) -> list[repo.PlannedPartition]:
+    """Concrete offsets: -1 becomes the high watermark now, so a retry never deletes newer records."""
+    to_resolve = [TopicPartition(p.topic, p.partition) for p in request.partitions if p.offset == -1]
+    watermarks = await services.gateway.high_watermarks(request.cluster, to_resolve) if to_resolve else {}
+    planned = []
+    for p in request.partitions:
+        tp = TopicPartition(p.topic, p.partition)
+        resolved = watermarks[tp] if p.offset == -1 else p.offset
+        planned.append(repo.PlannedPartition(tp, p.offset, resolved))
+    return planned
+
+
+async def _existing(services: Services, principal: Principal, key: str | None) -> Deletion | None:
+    if key is None:
+        return None
+    async with read_session(services.sessionmaker) as session:
+        return await repo.find_by_idempotency_key(session, principal.name, key)
+
+
+async def submit_deletion(
+    services: Services,
+    request: DeletionCreate,
+    *,
+    principal: Principal,
+    request_id: str,
+    idempotency_key: str | None,
+) -> Submission:
+    timeout_ms = check_limits(request, services)
+    key = check_idempotency_key(idempotency_key)
+    fingerprint = request_hash(request)
+    if (existing := await _existing(services, principal, key)) is not None:
+        return _replay(existing, fingerprint)
+    if not services.gateway.has_cluster(request.cluster):
+        raise NotFound(f"Unknown cluster {request.cluster!r}.")
+    topics = sorted({p.topic for p in request.partitions})
+    await services.authorization.check_delete_topics(principal, request.cluster, topics)
+    await _check_partitions_exist(services, request)
+    planned = await _plan(services, request)
+    try:
+        submission = await _store(
+            services, request, planned, principal, request_id, key, fingerprint, timeout_ms
+        )
+    except IntegrityError:
+        # A concurrent request with the same key won the unique constraint; answer with its deletion.
+        if (winner := await _existing(services, principal, key)) is None:
+            raise
+        return _replay(winner, fingerprint)
+    if not submission.replayed:
+        deletions_accepted_total.inc()
+        partitions_accepted_total.inc(len(planned))
+        if services.executor is not None:
+            services.executor.wake()
+    return submission
+
+
+async def _store(
+    services: Services,
+    request: DeletionCreate,
+    planned: Sequence[repo.PlannedPartition],
+    principal: Principal,
+    request_id: str,
+    key: str | None,
+    fingerprint: str,
+    timeout_ms: int,
+) -> Submission:
+    now = datetime.now(UTC)
+    deletion = Deletion(
+        id=str(uuid.uuid4()),
+        cluster=request.cluster,
+        principal=principal.name,
+        client_host=principal.client_host[:64],
+        request_id=request_id,
+        reason=request.reason,
+        leader_only=request.leader_only,
+        timeout_ms=timeout_ms,
+        status=DeletionStatus.PENDING.value,
+        partition_count=len(planned),
+        topics=sorted({p.partition.topic for p in planned}),
+        idempotency_key=key,
+        request_hash=fingerprint,
+        created_at=now,
+        updated_at=now,
+        finished_at=None,
+    )
+    async with write_transaction(services.sessionmaker) as session:
+        if key is not None and (existing := await repo.find_by_idempotency_key(session, principal.name, key)):
+            return _replay(existing, fingerprint)
+        await repo.create_deletion(session, deletion, planned)
+        await append_event(
+            session,
+            action="deletion.requested",
+            principal=principal.name,
+            client_host=principal.client_host,
+            request_id=request_id,
+            cluster=request.cluster,
+            deletion_id=deletion.id,
+            details=_requested_details(request, planned, timeout_ms, key),
+            occurred_at=now,
+        )
+    return Submission(deletion, replayed=False)
+
+
+def _requested_details(
+    request: DeletionCreate, planned: Sequence[repo.PlannedPartition], timeout_ms: int, key: str | None
+) -> dict[str, object]:
+    return {
+        "reason": request.reason,
+        "leader_only": request.leader_only,
+        "timeout_ms": timeout_ms,
+        "idempotency_key": key,
+        "partitions": [
+            {
+                "topic": p.partition.topic,
+                "partition": p.partition.partition,
+                "requested_offset": p.requested_offset,
+                "resolved_offset": p.resolved_offset,
+            }
+            for p in planned
+        ],
+    }

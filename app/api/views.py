@@ -1,0 +1,60 @@
+"""Building response models from rows, and the shared look-ups the routers need."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.repositories import deletions as repo
+from app.api.deps import Authorization, Services
+from app.api.pagination import encode_cursor
+from app.api.problems import invalid_parameter
+from app.api.schemas.deletions import DeletionRead, DeletionSummary, PartitionRead
+from app.auth import Principal
+from app.errors import NotFound
+
+
+def page_limit(services: Services, limit: int | None) -> int:
+    limits = services.settings.limits
+    if limit is None:
+        return limits.page_size
+    if limit > limits.max_page_size:
+        raise invalid_parameter("limit", f"limit must be at most {limits.max_page_size}")
+    return limit
+
+
+async def visible_deletion(
+    session: AsyncSession, authorization: Authorization, principal: Principal, deletion_id: str
+) -> Deletion:
+    """The deletion, or 404 when it does not exist or the caller may not see it (no 403 oracle)."""
+    deletion = await repo.get_deletion(session, deletion_id)
+    if deletion is None or not await authorization.can_view(principal, deletion):
+        raise NotFound(f"No deletion {deletion_id!r}.")
+    return deletion
+
+
+def partition_read(row: PartitionDeletion) -> PartitionRead:
+    return PartitionRead.model_validate(row, from_attributes=True)
+
+
+def partition_cursor(rows: list[PartitionDeletion], limit: int) -> str | None:
+    return encode_cursor(rows[-1].topic, rows[-1].partition) if len(rows) == limit else None
+
+
+def deletion_summary(deletion: Deletion) -> DeletionSummary:
+    return DeletionSummary.model_validate(deletion, from_attributes=True)
+
+
+async def deletion_read(session: AsyncSession, deletion: Deletion, partition_limit: int) -> DeletionRead:
+    rows = await repo.list_partitions(session, deletion.id, limit=partition_limit)
+    counts = await repo.status_counts(session, deletion.id)
+    summary = deletion_summary(deletion)
+    return DeletionRead(
+        **summary.model_dump(),
+        request_id=deletion.request_id,
+        counts=counts,
+        partitions=[partition_read(row) for row in rows],
+        partitions_next=partition_cursor(rows, partition_limit)
+        if deletion.partition_count > len(rows)
+        else None,
+    )

@@ -1,0 +1,81 @@
+"""The application factory and its lifespan. Nothing here opens a connection at import time.
+
+``create_app(settings)`` wires routers, problem handlers, middleware and authentication. The lifespan
+opens the database engine, the Kafka gateway and (unless ``run_executor=False``, i.e. ``serve
+--api-only``) starts the executor. Migrations are not run implicitly: ``kafka-purge serve`` and
+``kafka-purge migrate`` run them before the app starts; ``run_migrations=True`` is for embedding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import auth
+from app.adapters.db.migrate import upgrade
+from app.adapters.db.session import create_engine, make_sessionmaker
+from app.adapters.kafka import KafkaClusters
+from app.api.deps import AllowAll, Authorization, Services
+from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
+from app.api.openapi import install_openapi
+from app.api.problems import install_problem_handlers
+from app.api.routers import audit, deletions, health, partitions
+from app.domain.ports import KafkaGateway
+from app.settings import Settings, get_settings
+from app.worker import Executor
+
+DESCRIPTION = (
+    "Delete Kafka records on purpose: authorized, audited, durable DeleteRecords as a service. "
+    "Errors are RFC 9457 problem+json."
+)
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    run_executor: bool = True,
+    run_migrations: bool = False,
+    gateway: KafkaGateway | None = None,
+    authorization: Authorization | None = None,
+) -> FastAPI:
+    """The service. ``gateway`` and ``authorization`` default to the real ones built from settings."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if run_migrations:
+                await upgrade(settings.database.url)
+            engine = create_engine(
+                settings.database.url, pool_size=settings.database.pool_size, echo=settings.database.echo
+            )
+            stack.push_async_callback(engine.dispose)
+            kafka = gateway
+            if kafka is None:
+                clusters = KafkaClusters(settings.clusters)
+                await clusters.start()
+                stack.push_async_callback(clusters.close)
+                kafka = clusters
+            sessionmaker = make_sessionmaker(engine)
+            executor = Executor(sessionmaker, kafka, settings) if run_executor else None
+            app.state.services = Services(
+                settings, sessionmaker, kafka, authorization or AllowAll(), executor
+            )
+            if executor is not None:
+                await executor.start()
+                stack.push_async_callback(executor.stop)
+            yield
+
+    app = FastAPI(title="kafka-purge", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    install_problem_handlers(app)
+    auth.install(app, settings)
+    for module in (deletions, partitions, audit, health):
+        app.include_router(module.router)
+    # Added innermost first: the request id is set before anything can answer, even a 413.
+    app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.limits.max_body_bytes)
+    app.add_middleware(MetricsMiddleware)
+    app.add_middleware(RequestIdMiddleware)
+    install_openapi(app)
+    return app

@@ -1,0 +1,29 @@
+"""Prometheus metrics of the API (default registry; the executor's own are in ``app.worker.metrics``).
+
+``GET /metrics`` serves the whole default registry, so both sets appear there.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+NAMESPACE = "kafka_purge"
+
+http_requests_total = Counter(
+    "http_requests",
+    "HTTP requests answered, by route template and status.",
+    ["method", "route", "status"],
+    namespace=NAMESPACE,
+)
+http_request_duration_seconds = Histogram(
+    "http_request_duration_seconds",
+    "Time to answer an HTTP request.",
+    ["method", "route"],
+    namespace=NAMESPACE,
+)
+deletions_accepted_total = Counter(
+    "deletions_accepted", "Deletion requests accepted (202), replays excluded.", namespace=NAMESPACE
+)
+partitions_accepted_total = Counter(
+    "partitions_accepted", "Partitions in accepted deletion requests.", namespace=NAMESPACE
+)
