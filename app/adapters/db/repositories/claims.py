@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, Table, any_, bindparam, case, exists, func, or_, select, update
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import BigInteger, Table, any_, bindparam, case, exists, func, literal, or_, select, update
+from sqlalchemy import cast as cast_
+from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -111,20 +112,25 @@ async def claim_due(
     else:
         target = PD.c.id.in_(due_ids.scalar_subquery())
     lease_until = now + timedelta(seconds=lease_seconds)
+    values: dict[str, Any] = {
+        "lease_owner": owner,
+        "lease_expires_at": lease_until,
+        "fence": PD.c.fence + 1,
+        "attempts": PD.c.attempts + 1,
+        "status": case(
+            (PD.c.status == PartitionStatus.PENDING.value, PartitionStatus.IN_PROGRESS.value),
+            else_=PD.c.status,
+        ),
+        "updated_at": now,
+    }
+    if postgresql:
+        # In the same statement: a second UPDATE of rows this transaction already changed would run the
+        # foreign key check (KEY SHARE on the deletion) and could deadlock with a roll-up holding it.
+        values["deadline_at"] = func.coalesce(PD.c.deadline_at, _deadline_sql(now))
     stmt = (
         update(PD)
         .where(target)
-        .values(
-            lease_owner=owner,
-            lease_expires_at=lease_until,
-            fence=PD.c.fence + 1,
-            attempts=PD.c.attempts + 1,
-            status=case(
-                (PD.c.status == PartitionStatus.PENDING.value, PartitionStatus.IN_PROGRESS.value),
-                else_=PD.c.status,
-            ),
-            updated_at=now,
-        )
+        .values(**values)
         .returning(
             PD.c.id,
             PD.c.deletion_id,
@@ -141,8 +147,16 @@ async def claim_due(
     if not rows:
         return []
     deletions = await _deletion_facts(session, {row.deletion_id for row in rows})
-    await _start_deadlines(session, rows, deletions, owner=owner, lease_until=lease_until, now=now)
+    if not postgresql:
+        await _start_deadlines(session, rows, deletions, owner=owner, lease_until=lease_until, now=now)
     return [_claim(row, deletions[row.deletion_id], now) for row in sorted(rows, key=lambda r: r.id)]
+
+
+def _deadline_sql(now: datetime) -> ColumnElement[Any]:
+    """PostgreSQL: ``now`` plus the deletion's timeout_ms."""
+    timeout_ms = select(Deletion.timeout_ms).where(Deletion.id == PD.c.deletion_id).scalar_subquery()
+    start = cast_(bindparam("claim_now", now, type_=TIMESTAMP(timezone=True)), TIMESTAMP(timezone=True))
+    return start + func.make_interval(0, 0, 0, 0, 0, 0, timeout_ms / literal(1000.0))
 
 
 async def _deletion_facts(session: AsyncSession, deletion_ids: set[str]) -> dict[str, Any]:
@@ -161,7 +175,8 @@ async def _start_deadlines(
     lease_until: datetime,
     now: datetime,
 ) -> None:
-    """Set ``deadline_at`` on the rows claimed for the first time: one statement per deletion."""
+    """SQLite: set ``deadline_at`` on the rows claimed for the first time, one statement per deletion
+    (BEGIN IMMEDIATE already excludes every other writer)."""
     for deletion_id in sorted({row.deletion_id for row in rows if row.deadline_at is None}):
         deadline = now + timedelta(milliseconds=deletions[deletion_id].timeout_ms)
         await session.execute(
