@@ -10,6 +10,9 @@ from pydantic import BaseModel, Field
 class ProblemFieldError(BaseModel):
     pointer: str | None = Field(default=None, description="JSON pointer into the body, e.g. #/partitions/0")
     parameter: str | None = Field(default=None, description="Name of the query, path or header parameter")
+    in_: str | None = Field(
+        default=None, alias="in", description="Where the parameter is: query, path, header"
+    )
     detail: str
 
 
