@@ -26,7 +26,8 @@ class PartitionOutcome:
     ``error`` is Kafka's error name (``NONE`` on success, e.g. ``OFFSET_OUT_OF_RANGE``), or a
     client-side condition such as ``UNSUPPORTED_VERSION`` (LeaderOnly against a broker below v3) or
     ``NETWORK_EXCEPTION`` (the leader could not be reached). ``leader_log_start_offset`` is -1 when the
-    broker answered with DeleteRecords v2 or older.
+    broker answered with DeleteRecords v2 or older. ``message`` adds specifics (which broker, what was
+    missing) to what ``app.adapters.kafka.errors.describe(error)`` says; None when there is nothing to add.
     """
 
     error: str

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
-from app.adapters.kafka.errors import describe, error_name
+from app.adapters.kafka.errors import ERROR_NAMES, error_name
 from app.adapters.kafka.metadata import (
     EARLIEST,
     LATEST,
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 def _outcomes(
     partitions: Sequence[TopicPartition], error: str, detail: str
 ) -> dict[TopicPartition, PartitionOutcome]:
-    outcome = PartitionOutcome(error=error, message=f"{describe(error)} ({detail})")
+    outcome = PartitionOutcome(error=error, message=detail)
     return dict.fromkeys(partitions, outcome)
 
 
@@ -224,11 +224,6 @@ def _deleted_outcome(leader: int, tp: TopicPartition, result: DeletedPartition |
         error=name,
         low_watermark=result.low_watermark,
         leader_log_start_offset=result.leader_log_start_offset,
-        message=None if name == "NONE" else _message(name, result.error_code),
+        # Known codes need no more words than describe(name); an unknown one keeps its number.
+        message=None if result.error_code in ERROR_NAMES else f"broker error code {result.error_code}",
     )
-
-
-def _message(name: str, code: int) -> str:
-    if name == "UNKNOWN_SERVER_ERROR" and code != -1:
-        return f"{describe(name)} (broker error code {code})"
-    return describe(name)

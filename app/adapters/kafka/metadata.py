@@ -10,7 +10,7 @@ from typing import Any
 from aiokafka.protocol.metadata import MetadataRequest
 from aiokafka.protocol.offset import OffsetRequest
 
-from app.adapters.kafka.errors import describe, error_name
+from app.adapters.kafka.errors import error_name
 from app.domain.ports import PartitionOutcome, TopicPartition
 
 LATEST = -1
@@ -61,7 +61,7 @@ def read_metadata(response: Any) -> Metadata:
 
 
 def _failure(name: str, detail: str) -> PartitionOutcome:
-    return PartitionOutcome(error=name, message=f"{describe(name)} ({detail})")
+    return PartitionOutcome(error=name, message=detail)
 
 
 def route(

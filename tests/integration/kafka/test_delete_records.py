@@ -7,7 +7,7 @@ from typing import Any
 from kafka_gateway_helpers import CLUSTER, leader_of, log_start_offsets, produce, wait_until
 
 from app.adapters.kafka import KafkaClusters
-from app.adapters.kafka.errors import classify
+from app.adapters.kafka.errors import classify, describe
 from app.domain.ports import TopicPartition
 
 TP = TopicPartition
@@ -47,7 +47,7 @@ async def test_mixed_outcomes_in_one_call(emulator: Any, gateway: KafkaClusters)
     assert outcomes[TP("orders", 1)].error == "OFFSET_OUT_OF_RANGE"
     assert outcomes[TP("orders", 1)].low_watermark == -1
     assert outcomes[TP("compacted", 0)].error == "POLICY_VIOLATION"
-    assert "cleanup.policy" in (outcomes[TP("compacted", 0)].message or "")
+    assert "cleanup.policy" in describe(outcomes[TP("compacted", 0)].error)
     assert outcomes[TP("orders", 9)].error == "UNKNOWN_TOPIC_OR_PARTITION"
     assert outcomes[TP("missing", 0)].error == "UNKNOWN_TOPIC_OR_PARTITION"
     assert outcomes[TP("__consumer_offsets", 0)].error == "INVALID_TOPIC_EXCEPTION"
