@@ -169,7 +169,8 @@ def test_agrees_with_aiokafka_request_encoding() -> None:
     assert messages.encode_request(messages.RequestHeader(21, 0, 3, "x"), ours) == _aiokafka_frame(
         theirs_v0, 3, "x", False
     )
-    tagged = [(name, [(p, o, {}) for p, o in parts], {}) for name, parts in topics]
+    no_tags: dict[int, bytes] = {}
+    tagged = [(name, [(p, o, no_tags) for p, o in parts], no_tags) for name, parts in topics]
     theirs_v2 = DeleteRecordsRequest_v2(topics=tagged, timeout_ms=30000, tags={})
     assert messages.encode_request(messages.RequestHeader(21, 2, 3, "x"), ours) == _aiokafka_frame(
         theirs_v2, 3, "x", True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import confluent_kafka
 import confluent_kafka.admin
@@ -62,7 +63,7 @@ async def test_aiokafka_is_refused_with_a_wrong_password(sasl_cluster: EmulatedC
 def _confluent_admin(
     cluster: EmulatedCluster, password: str, errors: list[confluent_kafka.KafkaError] | None = None
 ) -> confluent_kafka.admin.AdminClient:
-    config: dict[str, object] = {
+    config: dict[str, Any] = {
         "bootstrap.servers": cluster.bootstrap,
         "security.protocol": "SASL_PLAINTEXT",
         "sasl.mechanism": "PLAIN",
