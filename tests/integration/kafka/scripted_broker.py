@@ -7,6 +7,7 @@ Frames are decoded and encoded with the emulator's schema-driven codec.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,10 @@ Script = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 class ScriptedBroker:
-    def __init__(self, topic: str, partitions: int, script: Script) -> None:
+    def __init__(
+        self, topic: str, partitions: int, script: Script, tls: ssl.SSLContext | None = None
+    ) -> None:
+        self.tls = tls
         self.topic = topic
         self.partitions = partitions
         self.script = script
@@ -29,7 +33,7 @@ class ScriptedBroker:
         self.port = 0
 
     async def __aenter__(self) -> ScriptedBroker:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -58,7 +62,7 @@ class ScriptedBroker:
                 )
                 writer.write(struct.pack(">i", len(frame)) + frame)
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
             writer.close()
 
     def _answer(self, key: int, body: dict[str, Any]) -> dict[str, Any] | None:

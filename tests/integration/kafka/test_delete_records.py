@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from kafka_gateway_helpers import CLUSTER, leader_of, log_start_offsets, produce, wait_until
@@ -144,3 +145,21 @@ async def test_v3_without_leader_only_reports_both_offsets(emulator: Any, gatewa
 
 async def test_empty_request_sends_nothing(gateway: KafkaClusters) -> None:
     assert await gateway.delete_records(CLUSTER, {}, leader_only=False, timeout_ms=1_000) == {}
+
+
+async def test_leaders_are_asked_in_parallel(emulator: Any, gateway: KafkaClusters) -> None:
+    emulator.create_topic("events", 3, 3)
+    await produce(emulator, "events", {0: 10, 1: 10})
+    slow, fast = leader_of(emulator, "events", 0), leader_of(emulator, "events", 1)
+    assert slow != fast
+    emulator.inject_fault(slow, "DeleteRecords", delay_ms=2_000)
+
+    offsets = {TP("events", 0): 2, TP("events", 1): 2}  # the slow leader's request is started first
+    pending = asyncio.create_task(
+        gateway.delete_records(CLUSTER, offsets, leader_only=False, timeout_ms=5_000)
+    )
+    await wait_until(lambda: log_start_offsets(emulator, "events", 1)[fast] == 2, timeout_s=1.5)
+
+    assert not pending.done()  # the fast leader did not wait for the slow one
+    outcomes = await pending
+    assert {o.error for o in outcomes.values()} == {"NONE"}
