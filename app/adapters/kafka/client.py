@@ -65,10 +65,29 @@ class ClusterClient:
         return self.settings.request_timeout_ms / 1000
 
     async def start(self) -> None:
-        """Connect and read the cluster's brokers; raises ClusterUnreachable."""
+        """Connect and read the cluster's brokers; raises ClusterUnreachable.
+
+        Bootstrap servers are tried one at a time, each within the request timeout: with aiokafka's own
+        timer out of the way, one silent address must not use up the time of the others.
+        """
+        errors: list[str] = []
+        for server in self.settings.bootstrap_servers.split(","):
+            client = self._new_client(server.strip())
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    await client.bootstrap()
+            except (KafkaError, OSError, TimeoutError) as exc:
+                await client.close()
+                errors.append(f"{server.strip()}: {exc!r}")
+                continue
+            self._client = client
+            return
+        raise ClusterUnreachable(f"cluster {self.name!r}: cannot bootstrap ({'; '.join(errors)})")
+
+    def _new_client(self, bootstrap_server: str) -> Any:
         s = self.settings
-        client = AIOKafkaClient(
-            bootstrap_servers=s.bootstrap_servers,
+        return AIOKafkaClient(
+            bootstrap_servers=bootstrap_server,
             client_id=s.client_id,
             request_timeout_ms=_TRANSPORT_CEILING_MS,
             security_protocol=s.security_protocol,
@@ -77,15 +96,6 @@ class ClusterClient:
             sasl_plain_username=s.sasl_username,
             sasl_plain_password=s.sasl_password.get_secret_value() if s.sasl_password else None,
         )
-        try:
-            async with asyncio.timeout(self.timeout_s):
-                await client.bootstrap()
-        except (KafkaError, OSError, TimeoutError) as exc:
-            await client.close()
-            raise ClusterUnreachable(
-                f"cluster {self.name!r}: cannot bootstrap from {s.bootstrap_servers}: {exc}"
-            ) from exc
-        self._client = client
 
     async def close(self) -> None:
         if self._client is not None:

@@ -190,3 +190,19 @@ async def test_service_principal_without_delete_acl() -> None:
     assert outcomes[TP("describe-only", 0)].error == "TOPIC_AUTHORIZATION_FAILED"
     assert outcomes[TP("hidden", 0)].error == "TOPIC_AUTHORIZATION_FAILED"
     assert outcomes[TP("describe-only", 0)].message is None  # the broker's answer: describe() says it all
+
+
+async def test_silent_bootstrap_address_does_not_block_the_others(emulator: Any) -> None:
+    emulator.create_topic("events", 1, 3)
+    with socket.socket() as silent:  # accepts TCP connections (kernel backlog) but never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        host, port = silent.getsockname()
+        settings = ClusterSettings(
+            bootstrap_servers=f"{host}:{port},{emulator.bootstrap}", request_timeout_ms=1_000
+        )
+        gateway = KafkaClusters({"c": settings})
+        try:
+            assert await gateway.topic_partitions("c", ["events"]) == {"events": 1}
+        finally:
+            await gateway.close()
