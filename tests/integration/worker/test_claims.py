@@ -117,7 +117,13 @@ async def test_fence_refuses_a_stale_workers_write(sessionmaker: Maker, targets:
         [deletion_id],
     )
     [row] = await partitions_of(sessionmaker, deletion_id)
-    assert (row.status, row.lease_owner, row.low_watermark, row.fence) == ("succeeded", None, 5, 3)
+    assert (row.status, row.lease_owner, row.lease_expires_at, row.low_watermark, row.fence) == (
+        "succeeded",
+        "w1",
+        None,
+        5,
+        3,
+    )
     assert await audit_events(sessionmaker, "deletion.partition_failed") == []
 
 
@@ -182,7 +188,11 @@ async def test_renew_and_release_leases(sessionmaker: Maker, targets: list[Targe
     async with write_transaction(sessionmaker) as session:
         assert await repo.release_leases(session, owner="w1", now=now) == 4
     rows = await partitions_of(sessionmaker, deletion_id)
-    assert {(r.lease_owner, r.status) for r in rows} == {(None, "in_progress")}
+    assert {(r.lease_owner, r.lease_expires_at, r.status) for r in rows} == {("w1", None, "in_progress")}
+    async with write_transaction(sessionmaker) as session:
+        # Given back means gone: neither renewed nor released again.
+        assert await repo.renew_leases(session, owner="w1", claims=claims, now=now, lease_seconds=60) == 0
+        assert await repo.release_leases(session, owner="w1", now=now) == 0
     assert len(await claim(sessionmaker, "w2", now)) == 4
 
 

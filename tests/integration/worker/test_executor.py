@@ -60,12 +60,13 @@ async def test_deletes_every_partition_and_audits_the_summary(
     for p in range(4):
         assert set(log_start_offsets(emulator, orders, p).values()) == {3 + p}
     rows = await partitions_of(sessionmaker, deletion_id)
-    assert [(r.status, r.low_watermark, r.attempts, r.lease_owner) for r in rows] == [
-        ("succeeded", 3 + p, 1, None) for p in range(4)
+    assert [(r.status, r.low_watermark, r.attempts, r.lease_owner, r.lease_expires_at) for r in rows] == [
+        ("succeeded", 3 + p, 1, "test-executor", None) for p in range(4)
     ]
     [summary] = await audit_events(sessionmaker, "deletion.completed")
     assert summary["principal"] == "Service:kafka-purge-executor"
     assert [p["low_watermark"] for p in summary["details"]["partitions"]] == [3, 4, 5, 6]
+    assert {(p["worker"], p["fence"]) for p in summary["details"]["partitions"]} == {("test-executor", 1)}
     await assert_chain_ok(sessionmaker)
 
 

@@ -1,9 +1,12 @@
 """The executor's work queue: partition rows claimed with leases and fenced writes.
 
 A row is *due* when its status is pending, in_progress or leader_truncated, ``next_attempt_at`` has come,
-nobody holds a live lease on it, and its deletion is not cancelled. Claiming sets the lease, moves pending
-to in_progress, counts the attempt and bumps ``fence``; every later write by the claimer names the fence it
-claimed with, so a worker whose lease expired (and whose row was claimed again) changes nothing.
+nobody holds a live lease on it, and its deletion is not cancelled. A lease is held while
+``lease_expires_at`` is set and in the future; giving it back clears ``lease_expires_at`` but keeps
+``lease_owner``, so the row (and the completion audit) names the instance that claimed it last.
+Claiming sets the lease, moves pending to in_progress, counts the attempt and bumps ``fence``; every later
+write by the claimer names the fence it claimed with, so a worker whose lease expired (and whose row was
+claimed again) changes nothing.
 
 PostgreSQL claims with ``SELECT ... FOR UPDATE SKIP LOCKED`` then one UPDATE, in one transaction, so
 concurrent instances never wait on each other. SQLite ignores SKIP LOCKED (SQLAlchemy drops it silently);
@@ -220,7 +223,7 @@ async def renew_leases(
     for chunk in _chunks([claim.id for claim in claims]):
         result = await session.execute(
             update(PD)
-            .where(_id_in(chunk, postgresql), PD.c.lease_owner == owner)
+            .where(_id_in(chunk, postgresql), PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None))
             .values(lease_expires_at=lease_until)
         )
         held += cast(int, getattr(result, "rowcount", 0))
@@ -231,8 +234,8 @@ async def release_leases(session: AsyncSession, *, owner: str, now: datetime) ->
     """Give back every lease ``owner`` holds, due at once (graceful stop); fences stay as they are."""
     result = await session.execute(
         update(PD)
-        .where(PD.c.lease_owner == owner)
-        .values(lease_owner=None, lease_expires_at=None, next_attempt_at=now, updated_at=now)
+        .where(PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None))
+        .values(lease_expires_at=None, next_attempt_at=now, updated_at=now)
     )
     return cast(int, getattr(result, "rowcount", 0))
 
@@ -243,7 +246,9 @@ async def current_fences(session: AsyncSession, *, owner: str, ids: Sequence[int
     postgresql = _is_postgresql(session)
     fences: dict[int, int] = {}
     for chunk in _chunks(sorted(ids)):
-        stmt = select(PD.c.id, PD.c.fence).where(_id_in(chunk, postgresql), PD.c.lease_owner == owner)
+        stmt = select(PD.c.id, PD.c.fence).where(
+            _id_in(chunk, postgresql), PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None)
+        )
         if postgresql:
             stmt = stmt.with_for_update(of=PD)
         fences.update({row.id: row.fence for row in (await session.execute(stmt)).all()})
@@ -251,7 +256,7 @@ async def current_fences(session: AsyncSession, *, owner: str, ids: Sequence[int
 
 
 async def write_updates(session: AsyncSession, updates: Sequence[PartitionUpdate], *, now: datetime) -> None:
-    """Write ``updates`` in one executemany, each guarded by its fence, releasing the leases."""
+    """Write ``updates`` in one executemany, each guarded by its fence, giving the leases back."""
     if not updates:
         return
     stmt = (
@@ -267,7 +272,6 @@ async def write_updates(session: AsyncSession, updates: Sequence[PartitionUpdate
             error_code=bindparam("b_error_code"),
             error_message=bindparam("b_error_message"),
             next_attempt_at=bindparam("b_next_attempt_at"),
-            lease_owner=None,
             lease_expires_at=None,
             updated_at=now,
         )
@@ -332,6 +336,7 @@ async def partition_outcomes(session: AsyncSession, deletion_id: str) -> list[di
             PD.c.error_code,
             PD.c.attempts,
             PD.c.fence,
+            PD.c.lease_owner.label("worker"),
         )
         .where(PD.c.deletion_id == deletion_id)
         .order_by(PD.c.topic, PD.c.partition)
