@@ -57,27 +57,28 @@ class Dispatcher:
 
     def advertised(self, broker_id: int) -> dict[int, tuple[int, int]]:
         """API key -> (min, max) versions this broker accepts: schema range, handler present, limits."""
-        known = messages.apis()
-        registered = self._registry.keys()
-        keys = {k for k in registered if k in known} | set(BUILTIN_KEYS)
-        result: dict[int, tuple[int, int]] = {}
-        for key in sorted(keys):
-            low, high = messages.supported_versions(key)
-            limit = self._version_limit(broker_id, key)
-            result[key] = (low, high if limit is None else min(high, limit))
-        return result
+        ranges = ((key, self.version_range(broker_id, key)) for key in sorted(messages.apis()))
+        return {key: found for key, found in ranges if found is not None}
+
+    def version_range(self, broker_id: int, key: int) -> tuple[int, int] | None:
+        if key not in BUILTIN_KEYS and self._registry.get(key) is None:
+            return None
+        if key not in messages.apis():
+            return None
+        low, high = messages.supported_versions(key)
+        limit = self._version_limit(broker_id, key)
+        return low, high if limit is None else min(high, limit)
 
     async def dispatch(self, broker_id: int, session: SaslSession, client_host: str, frame: bytes) -> Reply:
         if session.stage is SaslStage.RAW_TOKEN:
             return Reply(b"") if session.raw_token(frame) else CLOSE
         try:
             key, version = messages.peek_api(frame)
-            versions = self.advertised(broker_id)
-            if key not in versions:
+            supported = self.version_range(broker_id, key)
+            if supported is None:
                 return CLOSE
-            low, high = versions[key]
-            if not low <= version <= high:
-                return self._unsupported(key, frame, versions[key])
+            if not supported[0] <= version <= supported[1]:
+                return self._unsupported(key, frame, supported)
             header, request = messages.decode_request(frame)
         except DecodeError as exc:
             log.debug("broker %s: closing connection on a malformed request: %s", broker_id, exc)

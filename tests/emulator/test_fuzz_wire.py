@@ -16,6 +16,7 @@ from aiokafka import AIOKafkaClient
 from conftest import RawFactory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from record_batches import batch
 from wire_client import RawConnection
 
 from kafka_emulator import EmulatedCluster
@@ -132,3 +133,28 @@ async def test_hypothesis_frames_over_the_socket(cluster: EmulatedCluster, frame
         assert (await healthy.request("ApiVersions", 0))["ErrorCode"] == 0
     finally:
         await healthy.close()
+
+
+async def test_disconnect_and_drop_while_delete_records_waits_in_purgatory(
+    cluster: EmulatedCluster, raw: RawFactory
+) -> None:
+    cluster.create_topic("fuzz-purgatory", 1, replication_factor=3)
+    leader = cluster.model.leader_of("fuzz-purgatory", 0)
+    follower = next(b for b in cluster.brokers if b != leader)
+    body = {"Topics": [{"Name": "fuzz-purgatory", "Partitions": [{"PartitionIndex": 0, "Offset": -1}]}]}
+    data = [{"Name": "fuzz-purgatory", "PartitionData": [{"Index": 0, "Records": batch(1)}]}]
+    produced = await (await raw(leader)).request(
+        "Produce", 7, {"Acks": -1, "TimeoutMs": 5000, "TopicData": data}
+    )
+    assert produced["Responses"][0]["PartitionResponses"][0]["ErrorCode"] == 0
+    cluster.pause_follower("fuzz-purgatory", 0, follower)  # the next DeleteRecords waits in purgatory
+    gone = await raw(leader)
+    await gone.send_request("DeleteRecords", 2, {**body, "TimeoutMs": 5000})
+    dropped = await raw(leader)
+    await dropped.send_request("DeleteRecords", 2, {**body, "TimeoutMs": 5000})
+    await asyncio.sleep(0.05)
+    gone.writer.transport.abort()
+    await cluster.drop_connections(leader)
+    assert await dropped.closed_by_broker()
+    cluster.resume_follower("fuzz-purgatory", 0, follower)
+    await _still_serves(cluster)
