@@ -103,6 +103,8 @@ class ClusterClient:
             await client.close()
 
     def _nodes(self) -> list[Any]:
+        if self._client is None:
+            return []
         nodes = [broker.nodeId for broker in self._client.cluster.brokers()]
         random.shuffle(nodes)
         if self._preferred_node in nodes:
@@ -128,6 +130,8 @@ class ClusterClient:
     async def _learn_brokers(self, metadata: Metadata) -> None:
         """aiokafka connects only to brokers it knows; when the broker set changed (a broker came back),
         let it refresh its own view before a request goes to a leader it has not seen."""
+        if self._client is None:
+            return
         known = {broker.nodeId for broker in self._client.cluster.brokers()}
         if set(metadata.brokers) <= known:
             return
@@ -139,6 +143,8 @@ class ClusterClient:
 
     async def send(self, node_id: Any, request: Any, *, timeout_s: float) -> Any:
         """Send one request to one broker and return aiokafka's decoded response struct."""
+        if self._client is None:  # closed meanwhile (service stopping, or the cluster was unreachable)
+            raise BrokerFailure("NETWORK_EXCEPTION", f"cluster {self.name!r}: the client was closed")
         try:
             async with asyncio.timeout(timeout_s):
                 return await self._client.send(node_id, request)
@@ -159,6 +165,6 @@ class ClusterClient:
     def _drop_connection(self, node_id: Any) -> None:
         """After a client-side timeout the connection still owes an answer that may never come, and
         aiokafka matches answers in order; close it, as aiokafka does on its own timeout."""
-        conn = self._client._conns.get((node_id, ConnectionGroup.DEFAULT))
+        conn = self._client._conns.get((node_id, ConnectionGroup.DEFAULT)) if self._client else None
         if conn is not None:
             conn.close(reason=CloseReason.CONNECTION_TIMEOUT)

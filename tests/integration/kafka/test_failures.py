@@ -206,3 +206,18 @@ async def test_silent_bootstrap_address_does_not_block_the_others(emulator: Any)
             assert await gateway.topic_partitions("c", ["events"]) == {"events": 1}
         finally:
             await gateway.close()
+
+
+async def test_closing_during_a_request_reports_outcomes(emulator: Any, gateway: KafkaClusters) -> None:
+    emulator.create_topic("events", 1, 3)
+    emulator.inject_fault(leader_of(emulator, "events", 0), "DeleteRecords", delay_ms=2_000)
+    pending = asyncio.create_task(
+        gateway.delete_records(CLUSTER, {TP("events", 0): 0}, leader_only=False, timeout_ms=5_000)
+    )
+    await wait_until(lambda: not emulator.state()["faults"])
+
+    await gateway.close()
+
+    assert (await pending)[TP("events", 0)].error == "NETWORK_EXCEPTION"
+    after = await gateway.delete_records(CLUSTER, {TP("events", 0): 0}, leader_only=False, timeout_ms=5_000)
+    assert after[TP("events", 0)].error == "NONE"  # a closed gateway reconnects on next use
