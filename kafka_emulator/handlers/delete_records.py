@@ -35,13 +35,14 @@ def delete_locally(
     allowed = TopicAuthorization(authorizer, ctx, "DELETE")
     outcomes: dict[Key, PartitionOutcome] = {}
     for key, offset in offsets.items():
-        topic, index = key
-        if not allowed(topic):
+        name, index = key
+        topic = state.topics.get(name)
+        if not allowed(name):
             outcomes[key] = PartitionOutcome(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-        elif state.partition(topic, index) is None:
+        elif topic is None or not 0 <= index < len(topic.partitions):
             outcomes[key] = PartitionOutcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         else:
-            outcomes[key] = delete_records_local(state, ctx.broker_id, topic, index, offset)
+            outcomes[key] = delete_records_local(state, ctx.broker_id, topic, topic.partitions[index], offset)
     return outcomes
 
 
@@ -54,21 +55,18 @@ async def wait_for_replicas(
 ) -> None:
     """DelayedDeleteRecords: successful partitions become pending, pre-set to REQUEST_TIMED_OUT."""
     pending: dict[Partition, int] = {}
-    for key, outcome in outcomes.items():
-        if outcome.error == ErrorCode.NONE:
-            partition = state.partition(*key)
-            assert partition is not None
-            pending[partition] = outcome.requested_offset
+    for outcome in outcomes.values():
+        if outcome.error == ErrorCode.NONE and outcome.partition is not None:
+            pending[outcome.partition] = outcome.requested_offset
             outcome.error = ErrorCode.REQUEST_TIMED_OUT
     await state.purgatory.wait(DeleteWaiter(broker, outcomes, pending), timeout_ms)
 
 
-def fill_leader_log_start(state: ClusterState, broker: int, outcomes: dict[Key, PartitionOutcome]) -> None:
-    for key, outcome in outcomes.items():
-        partition = state.partition(*key)
+def fill_leader_log_start(broker: int, outcomes: dict[Key, PartitionOutcome]) -> None:
+    for outcome in outcomes.values():
+        partition = outcome.partition
         if outcome.error in (ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT) and partition is not None:
-            log = partition.logs.get(broker)
-            outcome.leader_log_start_offset = log.log_start_offset if log is not None else -1
+            outcome.leader_log_start_offset = partition.logs[broker].log_start_offset
         else:
             outcome.leader_log_start_offset = -1
 
@@ -98,7 +96,7 @@ def delete_records_handler(state: ClusterState, authorizer: Authorizer) -> Handl
         leader_only = ctx.api_version >= 3 and bool(request.get("LeaderOnly"))
         if not leader_only and must_wait(outcomes):
             await wait_for_replicas(state, ctx.broker_id, outcomes, request["TimeoutMs"])
-        fill_leader_log_start(state, ctx.broker_id, outcomes)
+        fill_leader_log_start(ctx.broker_id, outcomes)
         return response(outcomes)
 
     return handle

@@ -10,6 +10,7 @@ from kafka_emulator.state.cluster_state import ClusterState
 from kafka_emulator.state.partition import Partition
 from kafka_emulator.state.purgatory import PartitionOutcome
 from kafka_emulator.state.records import CorruptBatchError, UnsupportedMagicError
+from kafka_emulator.state.topics import Topic
 
 
 def leader_partition(state: ClusterState, broker: int, topic: str, index: int) -> Partition | ErrorCode:
@@ -43,20 +44,17 @@ def append(state: ClusterState, broker: int, topic: str, index: int, records: by
 
 
 def delete_records_local(
-    state: ClusterState, broker: int, topic: str, index: int, offset: int
+    state: ClusterState, broker: int, topic: Topic, partition: Partition, offset: int
 ) -> PartitionOutcome:
     """Kafka's deleteRecordsOnLocalLog + deleteRecordsOnLeader, in Kafka's order of checks.
 
     The caller has already checked authorization and that the partition exists.
     """
-    partition = state.partition(topic, index)
-    if partition is None:
-        return PartitionOutcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if state.topics[topic].internal:
+    if topic.internal:
         return PartitionOutcome(ErrorCode.INVALID_TOPIC_EXCEPTION)
     if partition.leader != broker:
         return PartitionOutcome(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-    if not state.topics[topic].deletable:
+    if not topic.deletable:
         return PartitionOutcome(ErrorCode.POLICY_VIOLATION)
     log = partition.logs[broker]
     requested = log.high_watermark if offset == -1 else offset
@@ -65,7 +63,9 @@ def delete_records_local(
     if requested > log.log_start_offset:
         log.increment_log_start_offset(requested)
         state.leader_changed(partition)
-    return PartitionOutcome(ErrorCode.NONE, partition.low_watermark(), log.log_start_offset, requested)
+    return PartitionOutcome(
+        ErrorCode.NONE, partition.low_watermark(), log.log_start_offset, requested, partition
+    )
 
 
 async def wait_for_change(partitions: list[Partition], timeout_s: float) -> None:

@@ -88,31 +88,33 @@ class Partition:
                 log.high_watermark = max(log.high_watermark, min(high_watermark, log.log_end_offset))
 
     def follower_fetch(self, broker: int) -> bool:
-        """One simulated fetch round by ``broker``; True while the follower is not yet converged."""
+        """The leader answers ``broker``'s fetch, which then at once sends its next fetch.
+
+        That next fetch reports the follower's new LSO and LEO to the leader, so one round is one
+        follower round trip. Returns True while the follower has not caught up with the leader.
+        """
         leader = self.logs[self.leader]
         log = self.logs[broker]
-        if log.log_end_offset > leader.log_end_offset:
-            log.truncate_to(leader.log_end_offset)
+        leader_end = leader.log_end_offset
+        if log.log_end_offset > leader_end:
+            log.truncate_to(leader_end)
             return True
         if log.log_end_offset < leader.log_start_offset:
             # The leader answers OFFSET_OUT_OF_RANGE without recording the fetch; the follower
             # truncates fully and starts at the leader's log start offset.
             log.truncate_fully(leader.log_start_offset)
             return True
-        self.follower_lso[broker] = log.log_start_offset
-        self.follower_leo[broker] = log.log_end_offset
-        if log.log_end_offset < leader.log_end_offset:
+        if log.log_end_offset < leader_end:
             log.copy_from(leader)
-        log.high_watermark = min(leader.high_watermark, log.log_end_offset)
-        if leader.log_start_offset > log.log_start_offset:
-            log.increment_log_start_offset(min(leader.log_start_offset, log.high_watermark))
-        return (
-            log.log_end_offset != leader.log_end_offset
-            or log.high_watermark != leader.high_watermark
-            or log.log_start_offset != self.follower_lso[broker]
-            or log.log_end_offset != self.follower_leo[broker]
-            or log.log_start_offset < leader.log_start_offset
-        )
+        end = log.log_end_offset
+        high_watermark = leader.high_watermark
+        log.high_watermark = high_watermark if high_watermark < end else end
+        leader_start = leader.log_start_offset
+        if leader_start > log.log_start_offset:
+            log.increment_log_start_offset(min(leader_start, log.high_watermark))
+        self.follower_lso[broker] = log.log_start_offset
+        self.follower_leo[broker] = end
+        return end != leader_end or log.log_start_offset != leader_start
 
     def notify_change(self) -> None:
         """Wake long-polling fetches and acks=all produces waiting on this partition."""

@@ -24,6 +24,7 @@ class PartitionOutcome:
     low_watermark: int = -1
     leader_log_start_offset: int = -1
     requested_offset: int = -1
+    partition: Partition | None = None
 
 
 @dataclass(eq=False)
@@ -43,9 +44,11 @@ class DeletePurgatory:
         return partition in self._watchers
 
     async def wait(self, waiter: DeleteWaiter, timeout_ms: int) -> None:
-        """Park ``waiter`` until every pending partition completes or ``timeout_ms`` passes."""
-        for partition in list(waiter.pending):
-            self._check_one(waiter, partition)
+        """Park ``waiter`` until every pending partition completes or ``timeout_ms`` passes.
+
+        Callers enter right after the local delete without yielding to the loop, so nothing changed
+        since the low watermarks were computed: Kafka's first tryComplete would find the same values.
+        """
         if not waiter.pending or timeout_ms <= 0:
             self._finish(waiter)
             return
@@ -54,25 +57,23 @@ class DeletePurgatory:
         waiter.timer = asyncio.get_running_loop().call_later(timeout_ms / 1000, self._finish, waiter)
         await waiter.future
 
-    def check(self, partition: Partition) -> None:
+    def check(self, partition: Partition, low_watermark: int | None = None) -> None:
         """A trigger on ``partition`` at its leader: complete what can be completed."""
         waiters = self._watchers.get(partition)
         if not waiters:
             return
+        if low_watermark is None:
+            low_watermark = partition.low_watermark()
         for waiter in list(waiters):
             if waiter.broker == partition.leader and partition in waiter.pending:
-                self._check_one(waiter, partition)
+                self._check_one(waiter, partition, low_watermark)
                 if partition not in waiter.pending:
                     self._unwatch(waiter, partition)
                 if not waiter.pending:
                     self._finish(waiter)
 
-    def _check_one(self, waiter: DeleteWaiter, partition: Partition) -> None:
-        if partition.leader != waiter.broker:
-            return
-        required = waiter.pending[partition]
-        lw = partition.low_watermark()
-        if lw >= required:
+    def _check_one(self, waiter: DeleteWaiter, partition: Partition, lw: int) -> None:
+        if lw >= waiter.pending[partition]:
             outcome = waiter.outcomes[partition.key]
             outcome.error = ErrorCode.NONE
             outcome.low_watermark = lw

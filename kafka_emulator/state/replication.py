@@ -6,7 +6,8 @@ Every ``interval`` the loop runs one fetch round for each alive, unpaused follow
 partition: the follower reports its LSO and LEO (as Kafka's Fetch request does) and then applies the
 response (copies batches, adopts the leader's HW and LSO). The leader then recomputes its HW and low
 watermark and triggers the DeleteRecords purgatory. A partition stays dirty until leader and
-followers agree, so reporting a new LSO takes a second round, as in Kafka.
+followers agree. A follower sends its next fetch as soon as it processed a response (as Kafka's fetcher
+does), so a new LSO reaches the leader's low watermark within one round.
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ from collections.abc import Callable
 
 from kafka_emulator.state.partition import Partition
 
-RoundHook = Callable[[Partition, bool, bool], None]
+RoundHook = Callable[[Partition, bool, int | None], None]
+Watched = Callable[[Partition], bool]
 
 
 class Replicator:
-    def __init__(self, interval_ms: float, max_lag_ms: float, on_round: RoundHook) -> None:
+    def __init__(self, interval_ms: float, max_lag_ms: float, on_round: RoundHook, watched: Watched) -> None:
         self._interval_s = interval_ms / 1000
         self.max_lag_s = max_lag_ms / 1000
         self._on_round = on_round
+        self._watched = watched
         self._dirty: dict[Partition, None] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -67,17 +70,19 @@ class Replicator:
     def run_round(self, partition: Partition, now: float) -> bool:
         """One fetch round for every follower that fetches; True while not converged."""
         leader = partition.leader
-        if leader < 0 or leader not in partition.alive:
+        alive = partition.alive
+        if leader < 0 or leader not in alive:
             return False
-        lw_before = partition.low_watermark()
+        watched = self._watched(partition)
+        lw_before = partition.low_watermark() if watched else 0
         busy = False
         for broker in partition.replicas:
-            if broker != leader and broker in partition.alive and broker not in partition.paused:
+            if broker != leader and broker in alive and broker not in partition.paused:
                 busy = partition.follower_fetch(broker) or busy
         hw_raised = partition.maybe_raise_high_watermark(now, self.max_lag_s)
         if hw_raised:
             partition.share_high_watermark()
-        lw_raised = partition.low_watermark() > lw_before
-        if hw_raised or lw_raised:
-            self._on_round(partition, hw_raised, lw_raised)
-        return busy or hw_raised
+        lw_after = partition.low_watermark() if watched else None
+        if hw_raised or (lw_after is not None and lw_after > lw_before):
+            self._on_round(partition, hw_raised, lw_after)
+        return busy

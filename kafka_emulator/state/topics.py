@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from kafka_emulator.protocol.errors import ErrorCode
 from kafka_emulator.state.partition import Partition
@@ -58,9 +59,12 @@ class Topic:
     def config(self, name: str) -> str:
         return self.configs.get(name, TOPIC_DEFAULTS.get(name, ""))
 
-    @property
+    @cached_property
     def deletable(self) -> bool:
-        """DeleteRecords is allowed iff cleanup.policy contains ``delete`` (case-insensitive)."""
+        """DeleteRecords is allowed iff cleanup.policy contains ``delete`` (case-insensitive).
+
+        Cached: topic configs cannot change after creation in the emulator (no AlterConfigs).
+        """
         policies = {p.strip().lower() for p in self.config("cleanup.policy").split(",")}
         return "delete" in policies
 
