@@ -7,6 +7,8 @@ import io
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.adapters.kafka.errors import ERROR_NAMES, Retry, Terminal, classify, describe, error_name
 from app.adapters.kafka.protocol import (
@@ -185,3 +187,38 @@ def test_error_names_match_kafka_codes() -> None:
     for code, name in ERROR_NAMES.items():
         if name in ErrorCode.__members__:
             assert ErrorCode[name] == code
+
+
+topic_names = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", min_size=1, max_size=30
+)
+requests = st.dictionaries(
+    st.builds(TopicPartition, topic_names, st.integers(0, 2**31 - 1)),
+    st.integers(-(2**63), 2**63 - 1),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    offsets=requests,
+    version=st.integers(0, 3),
+    timeout_ms=st.integers(0, 2**31 - 1),
+    leader_only=st.booleans(),
+)
+def test_any_request_decodes_to_what_was_asked(
+    offsets: dict[TopicPartition, int], version: int, timeout_ms: int, leader_only: bool
+) -> None:
+    struct = build_struct(version, offsets, timeout_ms, leader_only)
+    frame = struct.build_request_header(correlation_id=1, client_id="c").encode() + struct.encode()
+    header, decoded = messages.decode_request(frame)
+    assert header.api_version == version
+    assert decoded["TimeoutMs"] == timeout_ms
+    assert decoded.get("LeaderOnly", False) is (leader_only and version == 3)
+    got = {
+        TopicPartition(t["Name"], p["PartitionIndex"]): p["Offset"]
+        for t in decoded["Topics"]
+        for p in t["Partitions"]
+    }
+    assert got == offsets
+    assert len(decoded["Topics"]) == len({tp.topic for tp in offsets})
