@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -108,7 +109,7 @@ class Dispatcher:
             return Reply(None, close=close or _has_partition_error(response))
         try:
             payload = messages.encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, response)
-        except (ValueError, TypeError, KeyError, OverflowError) as exc:
+        except (ValueError, TypeError, KeyError, OverflowError, struct.error) as exc:
             log.exception("broker %s: cannot encode %s response: %s", ctx.broker_id, ctx.api_key, exc)
             fallback = error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
             payload = messages.encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, fallback)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import confluent_kafka.admin
+import pytest
 from aiokafka import AIOKafkaClient
 from conftest import RawFactory
 
@@ -118,3 +119,19 @@ async def test_confluent_kafka_reads_metadata(cluster: EmulatedCluster) -> None:
     metadata = await asyncio.to_thread(admin.list_topics, timeout=10)
     assert set(metadata.brokers) == {1, 2, 3}
     assert sorted(metadata.topics["wire-audit"].partitions) == [0, 1]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:importlib.resources._legacy")  # kafka-python's import
+async def test_kafka_python_reads_metadata(cluster: EmulatedCluster) -> None:
+    from kafka import KafkaConsumer
+
+    cluster.create_topic("wire-kafka-python", 2)
+
+    def topics() -> set[str]:
+        consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap, request_timeout_ms=10000)
+        try:
+            return set(consumer.topics())
+        finally:
+            consumer.close()
+
+    assert "wire-kafka-python" in await asyncio.to_thread(topics)

@@ -201,3 +201,16 @@ def test_supported_versions_come_from_the_schemas() -> None:
     assert messages.api_name(21) == "DeleteRecords"
     with pytest.raises(KeyError):
         messages.api_key("NoSuchApi")
+
+
+def test_golden_tagged_fields_and_unknown_tags_are_skipped() -> None:
+    body = {"ErrorCode": 0, "ApiKeys": [], "ThrottleTimeMs": 0, "FinalizedFeaturesEpoch": 5}
+    frame = messages.encode_response(18, 3, 1, body)
+    # correlation, ErrorCode, empty compact array, ThrottleTimeMs, then 1 tagged field: tag 1, 8 bytes.
+    expected = b"\x00\x00\x00\x01" + b"\x00\x00" + b"\x01" + b"\x00\x00\x00\x00" + b"\x01\x01\x08"
+    assert frame == expected + struct.pack(">q", 5)
+    _, decoded = messages.decode_response(18, 3, frame)
+    assert decoded["FinalizedFeaturesEpoch"] == 5
+    assert decoded["SupportedFeatures"] == []  # absent tagged field: schema default
+    with_unknown = expected[:-3] + b"\x02\x01\x08" + struct.pack(">q", 5) + b"\x1e\x03abc"  # + unknown tag 30
+    assert messages.decode_response(18, 3, with_unknown)[1] == decoded

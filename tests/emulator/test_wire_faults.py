@@ -225,3 +225,22 @@ async def test_failing_handler_is_answered_with_unknown_server_error(
     finally:
         await connection.close()
     assert "handler bug" in caplog.text
+
+
+async def test_unencodable_handler_response_is_answered_with_unknown_server_error() -> None:
+    async def out_of_range(ctx: RequestContext, request: Message) -> Message:
+        partition = {"PartitionIndex": 0, "LowWatermark": 0, "ErrorCode": 70000}  # not an int16
+        return {"Topics": [{"Name": "t", "Partitions": [partition]}]}
+
+    registry = HandlerRegistry()
+    registry.register(21, out_of_range)
+    server = BrokerServer(1, Dispatcher(registry, FaultInjector()))
+    await server.start()
+    connection = await RawConnection.open(server.host, server.port)
+    try:
+        response = await connection.request("DeleteRecords", 1, _delete_body("t", [0]))
+        assert response["Topics"][0]["Partitions"][0]["ErrorCode"] == ErrorCode.UNKNOWN_SERVER_ERROR
+        assert (await connection.request("ApiVersions", 0))["ErrorCode"] == 0
+    finally:
+        await connection.close()
+        await server.stop()
