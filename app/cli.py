@@ -109,7 +109,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
 def make_server(settings: Settings, *, start_executor: bool = True) -> uvicorn.Server:
     from app.main import create_app
 
-    app = create_app(settings, start_executor=start_executor)
+    app = create_app(settings, run_executor=start_executor)
     config = uvicorn.Config(
         app,
         # X-Forwarded-For is interpreted by app.auth against PURGE_TRUSTED_PROXIES only, never by uvicorn.

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.openapi.utils import get_openapi
 
 from app.auth.dev_issuer import DevIssuer
 from app.auth.dev_router import build_router
@@ -55,14 +55,13 @@ def install(app: FastAPI, settings: Settings, components: AuthComponents | None 
 
 def _declare_plain_bearer(app: FastAPI) -> None:
     """Without the dev issuer there is no local token endpoint: document a plain bearer scheme instead."""
+    build: Callable[[], dict[str, Any]] = app.openapi
 
     def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
-            schemes = schema.get("components", {}).get("securitySchemes", {})
-            if "OAuth2" in schemes:
-                schemes["OAuth2"] = {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
-            app.openapi_schema = schema
-        return app.openapi_schema
+        schema = build()
+        schemes = schema.get("components", {}).get("securitySchemes", {})
+        if "OAuth2" in schemes:
+            schemes["OAuth2"] = {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+        return schema
 
     app.openapi = openapi  # type: ignore[method-assign]

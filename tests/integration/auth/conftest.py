@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from auth_idp import AUDIENCE, ISSUER, FakeIdP
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 from pydantic import SecretStr
 
-from app.auth import PrincipalDep, install
-from app.errors import PurgeError
+from app.auth import PrincipalDep
+from app.main import create_app
 from app.settings import AuthSettings, DatabaseSettings, Settings
 
 DEV_CLIENTS = {"admin": "admin-secret", "orders-team": "orders-secret"}
 PEER = "127.0.0.1"
-MEMORY_DB = "sqlite+aiosqlite:///:memory:"
+# The auth tests never touch the database, so the engine never connects and this file is never created.
+UNUSED_DB = f"sqlite+aiosqlite:///{Path(tempfile.gettempdir()) / f'kafka-purge-auth-{os.getpid()}.db'}"
 
 
 @pytest.fixture
@@ -33,9 +36,7 @@ def idp() -> Iterator[FakeIdP]:
 
 def idp_settings(idp: FakeIdP, **auth: Any) -> Settings:
     options: dict[str, Any] = {"issuer": ISSUER, "audience": AUDIENCE, "jwks_url": idp.jwks_url, **auth}
-    return Settings(
-        database=DatabaseSettings(url="sqlite+aiosqlite:///:memory:"), auth=AuthSettings(**options)
-    )
+    return Settings(database=DatabaseSettings(url=UNUSED_DB), auth=AuthSettings(**options))
 
 
 def dev_settings(**extra: Any) -> Settings:
@@ -44,20 +45,12 @@ def dev_settings(**extra: Any) -> Settings:
         dev_clients={client: SecretStr(secret) for client, secret in DEV_CLIENTS.items()},
         dev_client_groups={"orders-team": ["orders", "eu"]},
     )
-    return Settings(database=DatabaseSettings(url=MEMORY_DB), auth=auth, **extra)
+    return Settings(database=DatabaseSettings(url=UNUSED_DB), auth=auth, **extra)
 
 
-def minimal_app(settings: Settings) -> FastAPI:
-    """The app under test: authentication installed, one route that shows the principal."""
-    app = FastAPI()
-
-    @app.exception_handler(PurgeError)
-    async def problem(request: Request, exc: PurgeError) -> JSONResponse:
-        body = {"type": exc.slug, "title": exc.title, "status": exc.status, "detail": exc.detail}
-        headers = getattr(exc, "headers", None)
-        return JSONResponse(body, exc.status, headers=headers, media_type="application/problem+json")
-
-    install(app, settings)
+def service_app(settings: Settings) -> FastAPI:
+    """The real app (problem handlers, middleware, auth) plus one route that shows the principal."""
+    app = create_app(settings, run_executor=False)
     add_whoami(app)
     return app
 
@@ -79,10 +72,11 @@ def client_for() -> ClientFactory:
     async def open_client(
         settings: Settings, peer: str = PEER
     ) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
-        app = minimal_app(settings)
-        transport = httpx.ASGITransport(app=app, client=(peer, 40000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield client, app
+        app = service_app(settings)
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app, client=(peer, 40000))
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+                yield client, app
 
     return open_client
 
@@ -90,7 +84,10 @@ def client_for() -> ClientFactory:
 def assert_unauthenticated(response: httpx.Response, error: str | None = "invalid_token") -> None:
     assert response.status_code == 401, response.text
     assert response.headers["content-type"].startswith("application/problem+json")
-    assert response.json()["status"] == 401
+    problem = response.json()
+    assert problem["status"] == 401
+    assert problem["type"].endswith("not-authenticated")
+    assert problem["request_id"]
     challenge = response.headers["www-authenticate"]
     assert challenge.startswith('Bearer realm="kafka-purge"')
     if error is None:

@@ -6,6 +6,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import time
 
 from auth_idp import FakeIdP, good_claims, new_key, raw_token
@@ -160,3 +161,21 @@ async def test_unknown_crit_header_is_rejected(idp: FakeIdP, client_for: ClientF
     token = f"{unsigned}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
     async with client_for(idp_settings(idp)) as (client, _):
         assert_unauthenticated(await client.get("/test/whoami", headers=auth_header(token)))
+
+
+async def test_every_v1_route_requires_a_valid_token(idp: FakeIdP, client_for: ClientFactory) -> None:
+    forged = jwt.encode({"alg": "RS256", "kid": "k1"}, good_claims(), new_key("k1"), algorithms=["RS256"])
+    async with client_for(idp_settings(idp)) as (client, _):
+        paths = (await client.get("/openapi.json")).json()["paths"]
+        routes = [
+            (method.upper(), re.sub(r"\{[^}]+\}", "1", path))
+            for path, operations in paths.items()
+            if path.startswith("/v1/")
+            for method in operations
+        ]
+        assert len(routes) >= 5
+        for method, path in routes:
+            missing = await client.request(method, path, json={})
+            assert_unauthenticated(missing, error=None)
+            invalid = await client.request(method, path, json={}, headers=auth_header(forged))
+            assert_unauthenticated(invalid)

@@ -100,14 +100,20 @@ async def test_encryption_and_private_keys_in_the_jwks_are_ignored(
         for key in document["keys"]:  # type: ignore[union-attr]
             if key["kid"] == "enc1":
                 key["use"] = "enc"
-        document["keys"].append({"kty": "oct", "kid": "shared", "k": "c2hhcmVkLXNlY3JldC1vZi0zMi1ieXRlcy1sb25nISE"})  # type: ignore[union-attr]
+        document["keys"].append(
+            {"kty": "oct", "kid": "shared", "k": "c2hhcmVkLXNlY3JldC1vZi0zMi1ieXRlcy1sb25nISE"}
+        )  # type: ignore[union-attr]
         return document
 
     idp.jwks = jwks_with_extras  # type: ignore[method-assign]
     async with client_for(idp_settings(idp, algorithms=["RS256", "HS256"])) as (client, _):
         ok = await client.get("/test/whoami", headers=bearer(idp.sign(good_claims())))
         enc = await client.get("/test/whoami", headers=bearer(idp.sign(good_claims(), kid="enc1")))
-        hs = jwt.encode({"alg": "HS256", "kid": "shared"}, good_claims(), OctKey.import_key(b"shared-secret-of-32-bytes-long!!"))
+        hs = jwt.encode(
+            {"alg": "HS256", "kid": "shared"},
+            good_claims(),
+            OctKey.import_key(b"shared-secret-of-32-bytes-long!!"),
+        )
         shared = await client.get("/test/whoami", headers=bearer(hs))
     assert ok.status_code == 200
     assert_unauthenticated(enc)
