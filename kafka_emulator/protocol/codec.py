@@ -261,7 +261,7 @@ def _array_reader(field: FieldSpec, version: int, flexible: bool, nullable: bool
         if count > len(buf) - pos:
             raise DecodeError("array longer than the frame")
         if fixed is not None:
-            layout = struct.Struct(f">{count}{fixed}")
+            layout = struct.Struct(_repeat(fixed, count))
             return list(layout.unpack_from(buf, pos)), pos + layout.size
         assert element is not None
         items: list[Any] = []
@@ -287,10 +287,15 @@ def _array_writer(field: FieldSpec, version: int, flexible: bool, nullable: bool
             return
         out.append(encode_length(len(value), flexible, wide=True))
         if fixed is not None:
-            out.append(struct.pack(f">{len(value)}{fixed}", *value))
+            out.append(struct.pack(_repeat(fixed, len(value)), *value))
             return
         assert element is not None
         for item in value:
             element(item, out)
 
     return write
+
+
+def _repeat(fixed: str, count: int) -> str:
+    """A struct format for ``count`` values; "16s" (uuid) is one value, so it is written out per value."""
+    return f">{count}{fixed}" if len(fixed) == 1 else ">" + fixed * count

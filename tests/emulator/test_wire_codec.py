@@ -214,3 +214,35 @@ def test_golden_tagged_fields_and_unknown_tags_are_skipped() -> None:
     assert decoded["SupportedFeatures"] == []  # absent tagged field: schema default
     with_unknown = expected[:-3] + b"\x02\x01\x08" + struct.pack(">q", 5) + b"\x1e\x03abc"  # + unknown tag 30
     assert messages.decode_response(18, 3, with_unknown)[1] == decoded
+
+
+def test_arrays_of_every_fixed_type_round_trip() -> None:
+    from kafka_emulator.protocol.schema import parse_spec
+
+    fields = [
+        {"name": "Ids", "type": "[]uuid", "versions": "0+"},
+        {"name": "Flags", "type": "[]bool", "versions": "0+"},
+        {"name": "Ratios", "type": "[]float64", "versions": "0+"},
+        {"name": "Small", "type": "[]int8", "versions": "0+"},
+    ]
+    spec = parse_spec(
+        {
+            "name": "Synthetic",
+            "type": "data",
+            "validVersions": "0-1",
+            "flexibleVersions": "1+",
+            "fields": fields,
+        }
+    )
+    value = {
+        "Ids": [bytes(range(16)), bytes(16), b"\xff" * 16],
+        "Flags": [True, False],
+        "Ratios": [0.5, -2.25],
+        "Small": [-128, 127],
+    }
+    for version in (0, 1):
+        codec = compile_struct(spec.fields, version, version == 1)
+        out: list[bytes] = []
+        codec.write(value, out)
+        data = b"".join(out)
+        assert codec.read(data, 0) == (value, len(data))
