@@ -1,0 +1,78 @@
+"""kill -9 the service in the middle of a 5,000-partition deletion, restart it: every partition reaches a
+terminal state, none is lost, none is sent with another offset than the one approved, the audit chain
+verifies. The service and the emulator run as real processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from test_crash_support import (
+    Database,
+    database_url,
+    emulator_process,
+    produce,
+    service_env,
+    start_service,
+)
+
+pytestmark = pytest.mark.slow
+
+TOPIC = "crash"
+PARTITIONS = 5_000
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+async def test_kill_9_mid_deletion_then_restart(kind: str, tmp_path: Path) -> None:
+    with emulator_process(tmp_path, TOPIC, PARTITIONS) as emulator:
+        await produce(emulator.bootstrap, TOPIC, PARTITIONS, records=2)
+        async with database_url(kind, tmp_path) as url:
+            # Small batches and short leases: the kill lands between claims, and the dead instance's
+            # leases expire quickly after the restart.
+            env = service_env(url, emulator.bootstrap, claim_batch="250", lease_seconds="2")
+            service = start_service(env, tmp_path)
+            db = Database(url)
+            try:
+                # Slow every leader down so the kill happens with batches in flight.
+                for broker in (1, 2, 3):
+                    emulator.fault(broker, "DeleteRecords", delay_ms=150, count=200)
+                # Even partitions ask for the high watermark (-1, resolved to 2 at accept time).
+                body = {
+                    "cluster": "demo",
+                    "partitions": [
+                        {"topic": TOPIC, "partition": p, "offset": -1 if p % 2 == 0 else 1}
+                        for p in range(PARTITIONS)
+                    ],
+                    "leader_only": False,
+                    "timeout_ms": 120_000,
+                    "reason": "crash test",
+                }
+                headers = {"Authorization": f"Bearer {service.token()}"}
+                async with httpx.AsyncClient(base_url=str(service.base), timeout=60) as client:
+                    response = await client.post("/v1/deletions", json=body, headers=headers)
+                assert response.status_code == 202, response.text
+                deletion_id = response.json()["id"]
+                await db.wait_status(deletion_id, {"in_progress"}, timeout_s=30)
+                await db.wait_succeeded(deletion_id, at_least=500, timeout_s=60)
+                service.process.kill()
+                at_kill = await db.counts(deletion_id)
+                assert at_kill.get("succeeded", 0) < PARTITIONS, at_kill
+                # New records after the kill: a resend of "-1" would now delete them too.
+                await produce(emulator.bootstrap, TOPIC, PARTITIONS, records=1)
+                service = start_service(env, tmp_path, workers_only=True)
+                assert await db.wait_status(deletion_id, {"succeeded"}, timeout_s=150) == "succeeded"
+                rows = await db.partitions(deletion_id)
+                assert len(rows) == PARTITIONS
+                assert {r.status for r in rows} == {"succeeded"}
+                assert all(r.resolved_offset == (2 if r.partition % 2 == 0 else 1) for r in rows)
+                offsets = emulator.log_start_offsets(TOPIC)
+                assert all(offsets[r.partition] == {r.resolved_offset} for r in rows)
+                # The dead instance's in-flight rows were claimed again after its leases expired.
+                assert max(r.fence for r in rows) >= 2
+                assert len({r.lease_owner for r in rows}) == 2
+                assert await db.chain_ok()
+            finally:
+                service.process.kill()
+                await db.close()

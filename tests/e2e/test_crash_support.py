@@ -1,0 +1,235 @@
+"""Real processes for the crash and two-instance tests: an emulator process, `kafka-purge serve` processes,
+a throw-away PostgreSQL database, and read-backs straight from the service's database. No tests here."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+from aiokafka import AIOKafkaProducer
+from sqlalchemy import func, select
+
+from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.session import create_engine, make_sessionmaker, read_session
+from app.audit import verify_chain
+
+ROOT = Path(__file__).resolve().parents[2]
+PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+CLIENT, SECRET = "alice", "alice-secret"
+
+
+@dataclass
+class Process:
+    """A child process whose output is collected by a thread (so its pipe never fills up)."""
+
+    popen: subprocess.Popen[str]
+    lines: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            self.lines.append(line)
+
+    def wait_for(self, pattern: str, timeout_s: float = 60.0) -> re.Match[str]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                if match := re.search(pattern, line):
+                    return match
+            if self.popen.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"{pattern!r} not seen:\n{''.join(self.lines[-40:])}")
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+        self.popen.wait(timeout=30)
+
+
+def spawn(args: list[str], env: dict[str, str], cwd: Path) -> Process:
+    popen = subprocess.Popen(
+        args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    return Process(popen)
+
+
+@dataclass
+class Emulator:
+    process: Process
+    bootstrap: str
+    control: str
+
+    def state(self) -> dict[str, Any]:
+        return dict(httpx.get(f"{self.control}/state", timeout=30).json())
+
+    def log_start_offsets(self, topic: str) -> dict[int, set[int]]:
+        """Partition -> the set of its replicas' log start offsets."""
+        partitions = self.state()["topics"][topic]["partitions"]
+        return {
+            p["partition"]: {r["log_start_offset"] for r in p["replica_states"].values()} for p in partitions
+        }
+
+    def fault(self, broker: int, api: str, *, delay_ms: float = 0, count: int = 1) -> None:
+        body = {"broker": broker, "api": api, "delay_ms": delay_ms, "count": count}
+        httpx.post(f"{self.control}/faults", json=body, timeout=10).raise_for_status()
+
+
+@contextmanager
+def emulator_process(tmp_path: Path, topic: str, partitions: int) -> Iterator[Emulator]:
+    config = tmp_path / "topology.yaml"
+    config.write_text(
+        json.dumps(
+            {"brokers": 3, "topics": [{"name": topic, "partitions": partitions, "replication_factor": 3}]}
+        )
+    )
+    args = [sys.executable, "-m", "kafka_emulator", "--config", str(config), "--log-level", "WARNING"]
+    process = spawn(args, {**os.environ, "PYTHONPATH": str(ROOT)}, tmp_path)
+    try:
+        ready = json.loads(process.wait_for(r"^\{.*\"bootstrap\".*\}$", 60).group(0))
+        yield Emulator(process, ready["bootstrap"], ready["control"])
+    finally:
+        process.kill()
+
+
+async def produce(bootstrap: str, topic: str, partitions: int, records: int) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20)
+    await producer.start()
+    try:
+        sent = [
+            await producer.send(topic, b"x", partition=p) for p in range(partitions) for _ in range(records)
+        ]
+        await asyncio.gather(*sent)
+    finally:
+        await producer.stop()
+
+
+@asynccontextmanager
+async def database_url(kind: str, tmp_path: Path) -> AsyncIterator[str]:
+    if kind == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'purge.db'}"
+        return
+    name = f"purge_test_{secrets.token_hex(6)}"
+    admin = await asyncpg.connect(PG_ADMIN_DSN)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    await admin.close()
+    try:
+        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        admin = await asyncpg.connect(PG_ADMIN_DSN)
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+def service_env(db_url: str, bootstrap: str, **worker: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
+    cluster = {"demo": {"bootstrap_servers": bootstrap, "request_timeout_ms": 10_000}}
+    return {
+        **env,
+        "PYTHONPATH": str(ROOT),
+        "PURGE_DATABASE_URL": db_url,
+        "PURGE_CLUSTERS": json.dumps(cluster),
+        "PURGE_AUTH_DEV_ISSUER": "true",
+        "PURGE_AUTH_DEV_CLIENTS": json.dumps({CLIENT: SECRET}),
+        **{f"PURGE_WORKER_{name.upper()}": value for name, value in worker.items()},
+    }
+
+
+@dataclass
+class Service:
+    process: Process
+    base: str | None
+
+    def token(self) -> str:
+        response = httpx.post(
+            f"{self.base}/oauth/token",
+            data={"grant_type": "client_credentials"},
+            auth=(CLIENT, SECRET),
+            timeout=30,
+        )
+        response.raise_for_status()
+        return str(response.json()["access_token"])
+
+
+def start_service(env: dict[str, str], cwd: Path, *, workers_only: bool = False) -> Service:
+    mode = ["--workers-only"] if workers_only else ["--port", "0"]
+    process = spawn([sys.executable, "-m", "app", "--log-level", "INFO", "serve", *mode], env, cwd)
+    if workers_only:
+        process.wait_for(r"executor \S+ running")
+        return Service(process, None)
+    port = process.wait_for(r"serving HTTP on [\d.]+:(\d+)").group(1)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return Service(process, base)
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "".join(process.lines[-40:])
+        time.sleep(0.1)
+
+
+class Database:
+    """Read-backs from the service's database, as the tests' referee."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = create_engine(url, pool_size=2)
+        self.sessionmaker = make_sessionmaker(self.engine)
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def counts(self, deletion_id: str) -> dict[str, int]:
+        query = (
+            select(PartitionDeletion.status, func.count())
+            .where(PartitionDeletion.deletion_id == deletion_id)
+            .group_by(PartitionDeletion.status)
+        )
+        async with read_session(self.sessionmaker) as session:
+            return {str(status): int(count) for status, count in (await session.execute(query)).all()}
+
+    async def status(self, deletion_id: str) -> str:
+        async with read_session(self.sessionmaker) as session:
+            return (
+                await session.execute(select(Deletion.status).where(Deletion.id == deletion_id))
+            ).scalar_one()
+
+    async def partitions(self, deletion_id: str) -> list[PartitionDeletion]:
+        query = select(PartitionDeletion).where(PartitionDeletion.deletion_id == deletion_id)
+        async with read_session(self.sessionmaker) as session:
+            return list((await session.execute(query)).scalars().all())
+
+    async def chain_ok(self) -> bool:
+        async with read_session(self.sessionmaker) as session:
+            return (await verify_chain(session)).ok
+
+    async def wait_status(self, deletion_id: str, statuses: set[str], timeout_s: float) -> str:
+        deadline = time.monotonic() + timeout_s
+        while (status := await self.status(deletion_id)) not in statuses:
+            assert time.monotonic() < deadline, f"deletion still {status}: {await self.counts(deletion_id)}"
+            await asyncio.sleep(0.1)
+        return status
+
+    async def wait_succeeded(self, deletion_id: str, *, at_least: int, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while (await self.counts(deletion_id)).get("succeeded", 0) < at_least:
+            assert time.monotonic() < deadline, await self.counts(deletion_id)
+            await asyncio.sleep(0.05)
