@@ -40,14 +40,14 @@ def cluster_options(args: argparse.Namespace, topology: Topology) -> dict[str, A
 
 
 async def run(args: argparse.Namespace) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)  # installed first: a signal during start-up still exits 0
     topology = load_topology(args.config) if args.config else Topology()
     cluster = EmulatedCluster(**cluster_options(args, topology))
     for topic in topology.topics:
         cluster.create_topic(topic.name, topic.partitions, topic.replication_factor, topic.configs)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     async with cluster:
         control = await cluster.start_control_api(args.control_port)
         print(json.dumps({"bootstrap": cluster.bootstrap, "control": control}), flush=True)
