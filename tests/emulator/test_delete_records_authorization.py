@@ -12,6 +12,7 @@ from aiokafka.protocol.metadata import MetadataRequest_v1
 from aiokafka_requests import Pinned, delete_records
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
+from dataplane_clients import until
 from record_batches import batch
 
 from kafka_emulator import EmulatedCluster
@@ -53,8 +54,15 @@ def allow(
 async def seed(cluster: EmulatedCluster) -> None:
     """Topic t with 10 records, appended on the leader through the model (test users cannot produce)."""
     cluster.create_topic("t", 1, 3)
-    error, _ = append(cluster.model, cluster.model.leader_of("t", 0), "t", 0, batch(10))
+    leader = cluster.model.leader_of("t", 0)
+    error, _ = append(cluster.model, leader, "t", 0, batch(10))
     assert error == ErrorCode.NONE
+    states = cluster.state
+    await until(
+        lambda: (
+            states()["topics"]["t"]["partitions"][0]["replica_states"][str(leader)]["high_watermark"] == 10
+        )
+    )
 
 
 async def test_delete_without_delete_acl_is_refused_even_for_missing_topics(secured: EmulatedCluster) -> None:
