@@ -80,6 +80,9 @@ class ClusterClient:
                 await client.close()
                 errors.append(f"{server.strip()}: {exc!r}")
                 continue
+            except BaseException:  # cancelled: leave no connection behind
+                await client.close()
+                raise
             self._client = client
             return
         raise ClusterUnreachable(f"cluster {self.name!r}: cannot bootstrap ({'; '.join(errors)})")

@@ -34,6 +34,8 @@ from app.settings import ClusterSettings
 
 log = logging.getLogger(__name__)
 
+PING_TIMEOUT_S = 5.0
+
 
 def _outcomes(
     partitions: Sequence[TopicPartition], error: str, detail: str
@@ -84,9 +86,11 @@ class KafkaClusters:
             raise
 
     async def ping(self, cluster: str) -> bool:
+        """A brokers-only metadata request; answers within ``PING_TIMEOUT_S`` so a probe never hangs."""
         try:
-            await self._metadata(cluster, [])
-        except ClusterUnreachable:
+            async with asyncio.timeout(PING_TIMEOUT_S):
+                await self._metadata(cluster, [])
+        except (ClusterUnreachable, TimeoutError):
             return False
         return True
 

@@ -11,6 +11,7 @@ from kafka_gateway_helpers import CLUSTER, cluster_settings, leader_of, log_star
 from pydantic import SecretStr
 
 from app.adapters.kafka import KafkaClusters
+from app.adapters.kafka import gateway as gateway_module
 from app.adapters.kafka.errors import Retry, classify
 from app.domain.ports import TopicPartition
 from app.errors import NotFound, ServiceUnavailable
@@ -221,3 +222,18 @@ async def test_closing_during_a_request_reports_outcomes(emulator: Any, gateway:
     assert (await pending)[TP("events", 0)].error == "NETWORK_EXCEPTION"
     after = await gateway.delete_records(CLUSTER, {TP("events", 0): 0}, leader_only=False, timeout_ms=5_000)
     assert after[TP("events", 0)].error == "NONE"  # a closed gateway reconnects on next use
+
+
+async def test_ping_of_a_silent_cluster_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gateway_module, "PING_TIMEOUT_S", 0.5)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        host, port = silent.getsockname()
+        gateway = KafkaClusters({"c": ClusterSettings(bootstrap_servers=f"{host}:{port}")})  # 40 s timeout
+        try:
+            started = asyncio.get_running_loop().time()
+            assert await gateway.ping("c") is False
+            assert asyncio.get_running_loop().time() - started < 5
+        finally:
+            await gateway.close()
