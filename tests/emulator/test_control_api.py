@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
@@ -126,3 +127,21 @@ async def test_drop_connections_and_max_version(control: httpx.AsyncClient, raw:
     assert (
         await control.post("/brokers/2/delete-records-max-version", json={"version": 4})
     ).status_code == 400
+
+
+async def test_malformed_http_is_refused_and_the_server_keeps_serving(
+    cluster: EmulatedCluster, control: httpx.AsyncClient
+) -> None:
+    port = int(str(control.base_url).rsplit(":", 1)[1].rstrip("/"))
+    for raw_request, status in (
+        (b"garbage\r\n\r\n", b"400"),
+        (b"POST /topics HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n", b"413"),
+        (b"POST /topics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", b"411"),
+    ):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(raw_request)
+        await writer.drain()
+        reply = await asyncio.wait_for(reader.read(), 10)  # the server closes after an error
+        writer.close()
+        assert reply.split(b" ", 2)[1] == status, reply
+    assert (await control.get("/state")).status_code == 200
