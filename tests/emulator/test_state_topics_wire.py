@@ -1,0 +1,120 @@
+"""Metadata, CreateTopics, DeleteTopics and DescribeConfigs over the wire, with aiokafka's admin client
+and librdkafka's as the referee."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from aiokafka import AIOKafkaClient
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.protocol.metadata import MetadataRequest_v1
+from aiokafka_requests import Pinned
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import NewTopic as ConfluentTopic
+
+from kafka_emulator import EmulatedCluster
+from kafka_emulator.protocol.errors import ErrorCode
+
+
+@pytest.fixture
+async def admin(cluster: EmulatedCluster) -> AsyncIterator[AIOKafkaAdminClient]:
+    started = AIOKafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    await started.start()
+    yield started
+    await started.close()
+
+
+def errors(response: object) -> dict[str, int]:
+    return {topic[0]: topic[1] for topic in response.topic_errors}  # type: ignore[attr-defined]
+
+
+async def test_create_topics_errors_and_validate_only(
+    cluster: EmulatedCluster, admin: AIOKafkaAdminClient
+) -> None:
+    created = await admin.create_topics(
+        [NewTopic("a", 3, 2, topic_configs={"cleanup.policy": "compact,delete"})]
+    )
+    assert errors(created) == {"a": 0}
+    again = await admin.create_topics(
+        [
+            NewTopic("a", 1, 1),
+            NewTopic("too-many-replicas", 1, 4),
+            NewTopic("no-partitions", 0, 1),
+            NewTopic("bad-config", 1, 1, topic_configs={"cleanup.policy": "shred"}),
+            NewTopic("bad name!", 1, 1),
+        ]
+    )
+    assert errors(again) == {
+        "a": ErrorCode.TOPIC_ALREADY_EXISTS,
+        "too-many-replicas": ErrorCode.INVALID_REPLICATION_FACTOR,
+        "no-partitions": ErrorCode.INVALID_PARTITIONS,
+        "bad-config": ErrorCode.INVALID_CONFIG,
+        "bad name!": ErrorCode.INVALID_TOPIC_EXCEPTION,
+    }
+    checked = await admin.create_topics([NewTopic("dry", 2, 3)], validate_only=True)
+    assert errors(checked) == {"dry": 0}
+    assert "dry" not in cluster.state()["topics"]
+    partitions = cluster.state()["topics"]["a"]["partitions"]
+    assert [len(p["replicas"]) for p in partitions] == [2, 2, 2]
+    assert len({p["leader"] for p in partitions}) > 1  # leaders spread round-robin
+
+
+async def test_describe_configs_reports_cleanup_policy(
+    cluster: EmulatedCluster, admin: AIOKafkaAdminClient
+) -> None:
+    cluster.create_topic("c", 1, 3, {"cleanup.policy": "compact"})
+    responses = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "c")])
+    resource = responses[0].resources[0]
+    assert resource[0] == 0
+    configs = {entry[0]: entry[1] for entry in resource[4]}
+    assert configs["cleanup.policy"] == "compact"
+    assert configs["retention.ms"] == "604800000"
+    unknown = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "missing")])
+    assert unknown[0].resources[0][0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def test_delete_topics(cluster: EmulatedCluster, admin: AIOKafkaAdminClient) -> None:
+    cluster.create_topic("gone", 2, 3)
+    response = await admin.delete_topics(["gone", "never", "__consumer_offsets"])
+    codes = {topic[0]: topic[1] for topic in response.topic_error_codes}
+    assert codes == {
+        "gone": 0,
+        "never": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        "__consumer_offsets": ErrorCode.INVALID_TOPIC_EXCEPTION,
+    }
+    assert "gone" not in cluster.state()["topics"]
+
+
+async def test_metadata_lists_alive_brokers_and_leader_not_available(cluster: EmulatedCluster) -> None:
+    cluster.create_topic("single", 1, 1)
+    only = cluster.model.leader_of("single", 0)
+    await cluster.stop_broker(only)
+    client = AIOKafkaClient(bootstrap_servers=cluster.bootstrap)
+    await client.bootstrap()
+    try:
+        node = next(b for b in (1, 2, 3) if b != only)
+        response = await client.send(node, Pinned(MetadataRequest_v1(["single", "nope"])))
+    finally:
+        await client.close()
+    assert sorted(b[0] for b in response.brokers) == sorted(b for b in (1, 2, 3) if b != only)
+    topics = {t[1]: t for t in response.topics}
+    assert topics["nope"][0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    partition = topics["single"][3][0]
+    assert (partition[0], partition[2]) == (ErrorCode.LEADER_NOT_AVAILABLE, -1)
+    assert cluster.model.leader_of("single", 0) == -1
+
+
+async def test_librdkafka_creates_and_lists_topics(cluster: EmulatedCluster) -> None:
+    def run() -> tuple[int, list[str]]:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        for future in admin.create_topics([ConfluentTopic("ref", 4, 3)], request_timeout=10).values():
+            future.result()
+        metadata = admin.list_topics(timeout=10)
+        return len(metadata.topics["ref"].partitions), sorted(metadata.topics)
+
+    partitions, names = await asyncio.to_thread(run)
+    assert partitions == 4
+    assert "ref" in names
