@@ -23,7 +23,7 @@ import httpx
 from aiokafka import AIOKafkaProducer
 from sqlalchemy import func, select
 
-from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.models import AuditEvent, Deletion, PartitionDeletion
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session
 from app.audit import verify_chain
 
@@ -233,3 +233,12 @@ class Database:
         while (await self.counts(deletion_id)).get("succeeded", 0) < at_least:
             assert time.monotonic() < deadline, await self.counts(deletion_id)
             await asyncio.sleep(0.05)
+
+    async def audit_details(self, deletion_id: str, action: str) -> list[dict[str, Any]]:
+        query = (
+            select(AuditEvent.details)
+            .where(AuditEvent.deletion_id == deletion_id, AuditEvent.action == action)
+            .order_by(AuditEvent.id)
+        )
+        async with read_session(self.sessionmaker) as session:
+            return [dict(details) for details in (await session.execute(query)).scalars().all()]
