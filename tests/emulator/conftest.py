@@ -1,12 +1,15 @@
 """Fixtures for the emulator's wire-level tests.
 
 ``cluster``: a started 3-broker ``EmulatedCluster`` on ephemeral ports (tests create their own topics).
+``make_cluster``: starts clusters with other options (``await make_cluster(brokers=1, sasl_users=...)``),
+stopped after the test.
 ``raw``: opens raw connections (``RawConnection``) to a broker of ``cluster`` and closes them afterwards.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 from wire_client import RawConnection
@@ -14,12 +17,28 @@ from wire_client import RawConnection
 from kafka_emulator import EmulatedCluster
 
 RawFactory = Callable[..., Awaitable[RawConnection]]
+ClusterFactory = Callable[..., Awaitable[EmulatedCluster]]
 
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[EmulatedCluster]:
     async with EmulatedCluster(brokers=3) as started:
         yield started
+
+
+@pytest.fixture
+async def make_cluster() -> AsyncIterator[ClusterFactory]:
+    started: list[EmulatedCluster] = []
+
+    async def make(**options: Any) -> EmulatedCluster:
+        cluster = EmulatedCluster(**options)
+        await cluster.start()
+        started.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in started:
+        await cluster.stop()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import confluent_kafka.admin
 import pytest
 from aiokafka import AIOKafkaClient
 from aiokafka.errors import KafkaError
+from conftest import ClusterFactory
 from wire_client import RawConnection
 
 from kafka_emulator import EmulatedCluster
@@ -163,21 +164,20 @@ async def test_plaintext_listener_refuses_sasl_handshake(cluster: EmulatedCluste
         await connection.close()
 
 
-async def test_the_sasl_user_is_the_principal_the_authorizer_sees() -> None:
-    cluster = EmulatedCluster(brokers=1, sasl_users=USERS, super_users=["User:alice"], acl_authorizer=True)
-    async with cluster:
-        cluster.create_topic("secret-topic", 1)
-        seen: dict[str, set[str]] = {}
-        for user, password in USERS.items():
-            connection = await _connect(cluster)
-            try:
-                await connection.request("SaslHandshake", 1, {"Mechanism": "PLAIN"})
-                token = b"\x00" + user.encode() + b"\x00" + password.encode()
-                auth = await connection.request("SaslAuthenticate", 1, {"AuthBytes": token})
-                assert auth["ErrorCode"] == 0
-                metadata = await connection.request("Metadata", 1, {"Topics": None})
-                seen[user] = {t["Name"] for t in metadata["Topics"]}
-            finally:
-                await connection.close()
+async def test_the_sasl_user_is_the_principal_the_authorizer_sees(make_cluster: ClusterFactory) -> None:
+    cluster = await make_cluster(brokers=1, sasl_users=USERS, super_users=["User:alice"], acl_authorizer=True)
+    cluster.create_topic("secret-topic", 1)
+    seen: dict[str, set[str]] = {}
+    for user, password in USERS.items():
+        connection = await _connect(cluster)
+        try:
+            await connection.request("SaslHandshake", 1, {"Mechanism": "PLAIN"})
+            token = b"\x00" + user.encode() + b"\x00" + password.encode()
+            auth = await connection.request("SaslAuthenticate", 1, {"AuthBytes": token})
+            assert auth["ErrorCode"] == 0
+            metadata = await connection.request("Metadata", 1, {"Topics": None})
+            seen[user] = {t["Name"] for t in metadata["Topics"]}
+        finally:
+            await connection.close()
     assert "secret-topic" in seen["alice"]  # super user
     assert "secret-topic" not in seen["bob"]  # no ACL: all-topics Metadata omits it
