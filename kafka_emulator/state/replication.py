@@ -47,6 +47,11 @@ class Replicator:
                 await self._task
             self._task = None
 
+    @property
+    def pending(self) -> int:
+        """Partitions waiting for a replication round (0 once the cluster is idle)."""
+        return len(self._dirty)
+
     def mark(self, partition: Partition) -> None:
         self._dirty[partition] = None
         self._wake.set()

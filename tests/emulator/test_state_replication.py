@@ -1,0 +1,85 @@
+"""Replication model: ISR shrink after the lag limit, acks=all, min.insync.replicas, idle convergence."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+from dataplane_clients import until
+from record_batches import batch
+
+from kafka_emulator.handlers.produce import produce_handler
+from kafka_emulator.protocol.api import AllowAll, RequestContext
+from kafka_emulator.protocol.errors import ErrorCode
+from kafka_emulator.state import ClusterState
+
+
+@pytest.fixture
+async def state() -> AsyncIterator[ClusterState]:
+    cluster = ClusterState([1, 2, 3], replication_interval_ms=2, replica_lag_time_max_ms=300)
+    await cluster.start()
+    yield cluster
+    await cluster.stop()
+
+
+async def produce(
+    state: ClusterState, records: int, acks: int = -1, timeout_ms: int = 5000
+) -> tuple[int, int]:
+    """(error, base offset) of producing ``records`` records to t-0 on its leader."""
+    leader = state.leader_of("t", 0)
+    ctx = RequestContext(leader, 0, 9, 1, "test", "User:ANONYMOUS", "127.0.0.1")
+    request = {
+        "Acks": acks,
+        "TimeoutMs": timeout_ms,
+        "TopicData": [{"Name": "t", "PartitionData": [{"Index": 0, "Records": batch(records)}]}],
+    }
+    response = await produce_handler(state, AllowAll())(ctx, request)
+    partition = response["Responses"][0]["PartitionResponses"][0]
+    return partition["ErrorCode"], partition["BaseOffset"]
+
+
+def partition_state(state: ClusterState) -> dict[str, object]:
+    found: dict[str, object] = state.snapshot()["topics"]["t"]["partitions"][0]
+    return found
+
+
+async def test_acks_all_waits_until_a_paused_follower_leaves_the_isr(state: ClusterState) -> None:
+    state.create_topic("t", 1, 3)
+    assert await produce(state, 5) == (ErrorCode.NONE, 0)
+    leader = state.leader_of("t", 0)
+    paused = next(b for b in (1, 2, 3) if b != leader)
+    state.pause_follower("t", 0, paused)
+    started = time.monotonic()
+    assert await produce(state, 5) == (ErrorCode.NONE, 5)
+    assert time.monotonic() - started >= 0.25  # held until the 300 ms lag limit passed
+    assert paused not in partition_state(state)["isr"]  # type: ignore[operator]
+    state.resume_follower("t", 0, paused)
+    await asyncio.sleep(0.05)
+    assert paused in partition_state(state)["isr"]  # type: ignore[operator]
+
+
+async def test_acks_all_times_out_but_keeps_the_records(state: ClusterState) -> None:
+    state.create_topic("t", 1, 3)
+    leader = state.leader_of("t", 0)
+    state.pause_follower("t", 0, next(b for b in (1, 2, 3) if b != leader))
+    assert await produce(state, 4, timeout_ms=50) == (ErrorCode.REQUEST_TIMED_OUT, -1)
+    assert partition_state(state)["replica_states"][str(leader)]["log_end_offset"] == 4  # type: ignore[index]
+    assert await produce(state, 1, acks=1) == (ErrorCode.NONE, 4)
+    assert (await produce(state, 1, acks=2))[0] == ErrorCode.INVALID_REQUIRED_ACKS
+
+
+async def test_min_insync_replicas_refuses_appends(state: ClusterState) -> None:
+    state.create_topic("t", 1, 3, {"min.insync.replicas": "3"})
+    follower = next(b for b in (1, 2, 3) if b != state.leader_of("t", 0))
+    state.stop_broker(follower)
+    assert await produce(state, 1) == (ErrorCode.NOT_ENOUGH_REPLICAS, -1)
+
+
+async def test_an_idle_cluster_has_no_replication_work(state: ClusterState) -> None:
+    state.create_topic("t", 50, 3)
+    await produce(state, 3)
+    await until(lambda: state.replicator.pending == 0)
+    states = partition_state(state)["replica_states"].values()  # type: ignore[attr-defined]
+    assert {(s["log_end_offset"], s["high_watermark"]) for s in states} == {(3, 3)}
