@@ -1,0 +1,75 @@
+"""Leases while a batch is out: renewed during a long broker wait, given back on a graceful stop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from worker_helpers import Target, drive, insert_deletion, leader_of, partitions_of, produce, wait_until
+
+from app.adapters.kafka import KafkaClusters
+from app.settings import Settings
+from app.worker import Executor
+
+Maker = async_sessionmaker[AsyncSession]
+
+
+@pytest.fixture
+async def gateway(settings: Settings) -> AsyncIterator[KafkaClusters]:
+    clusters = KafkaClusters(settings.clusters)
+    await clusters.start()
+    try:
+        yield clusters
+    finally:
+        await clusters.close()
+
+
+@pytest.fixture
+def short_leases(settings: Settings) -> Settings:
+    return settings.model_copy(update={"worker": settings.worker.model_copy(update={"lease_seconds": 0.3})})
+
+
+@pytest.fixture
+async def slow_leader(emulator: Any) -> int:
+    emulator.create_topic("slow", partitions=1, replication_factor=3)
+    await produce(emulator, "slow", {0: 5})
+    leader = leader_of(emulator, "slow", 0)
+    emulator.inject_fault(leader, "DeleteRecords", delay_ms=1_200)
+    return leader
+
+
+async def test_leases_are_renewed_while_the_broker_holds_the_request(
+    emulator: Any, sessionmaker: Maker, gateway: KafkaClusters, short_leases: Settings, slow_leader: int
+) -> None:
+    busy = Executor(sessionmaker, gateway, short_leases, instance_id="busy")
+    other = Executor(sessionmaker, gateway, short_leases, instance_id="other")
+    deletion_id = await insert_deletion(sessionmaker, [Target("slow", 0, 3)])
+    sending = asyncio.create_task(busy.run_once())
+    await wait_until(lambda: not emulator.state()["faults"])
+    # Well past the 0.3 s lease: only renewal keeps the row away from the other instance.
+    for _ in range(4):
+        await asyncio.sleep(0.2)
+        assert await other.run_once() == 0
+    assert await sending == 1
+    [row] = await partitions_of(sessionmaker, deletion_id)
+    assert (row.status, row.fence, row.lease_owner) == ("succeeded", 1, "busy")
+
+
+async def test_graceful_stop_gives_the_leases_back(
+    emulator: Any, sessionmaker: Maker, gateway: KafkaClusters, settings: Settings, slow_leader: int
+) -> None:
+    stopping = Executor(sessionmaker, gateway, settings, instance_id="stopping")
+    deletion_id = await insert_deletion(sessionmaker, [Target("slow", 0, 3)])
+    await stopping.start()
+    await wait_until(lambda: not emulator.state()["faults"])
+    await stopping.stop(grace_seconds=0.1)
+    [row] = await partitions_of(sessionmaker, deletion_id)
+    assert (row.status, row.lease_expires_at, row.fence) == ("in_progress", None, 1)
+    # Another instance takes the row at once instead of waiting out a 30 s lease.
+    successor = Executor(sessionmaker, gateway, settings, instance_id="successor")
+    assert await drive(successor, sessionmaker, deletion_id, timeout_s=5) == "succeeded"
+    [row] = await partitions_of(sessionmaker, deletion_id)
+    assert (row.fence, row.lease_owner, row.low_watermark) == (2, "successor", 3)
