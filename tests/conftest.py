@@ -106,11 +106,17 @@ def settings(migrated_url: str, clusters: dict[str, ClusterSettings]) -> Setting
 
 
 @pytest.fixture
-async def app_client(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+def run_executor() -> bool:
+    """Whether ``app_client``'s app runs the executor; override in a module for API-only tests."""
+    return True
+
+
+@pytest.fixture
+async def app_client(settings: Settings, run_executor: bool) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client over the app (ASGI transport), with the app's lifespan run around it."""
     from app.main import create_app
 
-    app = create_app(settings)
+    app = create_app(settings, run_executor=run_executor)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:

@@ -21,7 +21,7 @@ from app.errors import FieldError, PurgeError, ValidationFailed
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_PREFIX = "urn:kafka-purge:problem:"
-MAX_ERRORS = 20
+MAX_ERRORS = 50
 RETRY_AFTER_SECONDS = "5"
 
 log = logging.getLogger("app.api")
@@ -124,7 +124,7 @@ def _validation_error_json(error: Any) -> dict[str, str]:
         return {"pointer": "#", "detail": f"The body is not valid JSON: {reason}"}
     message = str(error.get("msg", "invalid value"))
     if where == "body":
-        return {"pointer": "#/" + "/".join(_escape(p) for p in loc[1:]), "detail": message}
+        return {"pointer": "#" + "".join("/" + _escape(p) for p in loc[1:]), "detail": message}
     return {"parameter": loc[-1] if len(loc) > 1 else where, "in": where, "detail": message}
 
 

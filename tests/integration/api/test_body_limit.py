@@ -1,0 +1,94 @@
+"""Bodies over the limit (1 MiB) are refused with 413 before anything parses them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+import uvicorn
+from api_helpers import assert_problem
+
+from app.main import create_app
+from app.settings import Settings
+
+FORTY_MB = 40 * 1024 * 1024
+
+
+@pytest.fixture
+def run_executor() -> bool:
+    return False
+
+
+async def test_declared_oversize_body_is_413_at_once(
+    app_client: httpx.AsyncClient, alice: dict[str, str]
+) -> None:
+    body = b'{"partitions": [' + b'{"topic":"t","partition":0,"offset":1},' * (FORTY_MB // 40) + b"]}"
+    started = time.perf_counter()
+    response = await app_client.post(
+        "/v1/deletions", content=body, headers={**alice, "content-type": "application/json"}
+    )
+    elapsed = time.perf_counter() - started
+    problem = assert_problem(response, 413)
+    assert "1048576" in problem["detail"]
+    assert len(response.content) < 1_000
+    assert elapsed < 1.0
+
+
+async def test_chunked_body_is_counted_while_streaming(
+    app_client: httpx.AsyncClient, alice: dict[str, str]
+) -> None:
+    sent = 0
+
+    async def chunks() -> AsyncIterator[bytes]:
+        nonlocal sent
+        for _ in range(100):
+            sent += 64 * 1024
+            yield b" " * (64 * 1024)
+
+    response = await app_client.post(
+        "/v1/deletions", content=chunks(), headers={**alice, "content-type": "application/json"}
+    )
+    assert_problem(response, 413)
+    assert sent <= 1024 * 1024 + 64 * 1024 * 2, "the guard kept reading past the limit"
+
+
+async def test_chunked_body_under_the_limit_reaches_the_app(
+    app_client: httpx.AsyncClient, alice: dict[str, str]
+) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"cluster": "nowhere", "partitions": [{"topic": "t", "partition": 0, "offset": 1}],'
+        yield b' "reason": "chunked"}'
+
+    response = await app_client.post(
+        "/v1/deletions", content=chunks(), headers={**alice, "content-type": "application/json"}
+    )
+    assert_problem(response, 404)
+
+
+async def test_real_server_answers_413_without_reading_the_body(settings: Settings) -> None:
+    """Over a real socket: headers announce 40 MB, only 64 KB are sent, and the 413 still arrives."""
+    app = create_app(settings, run_executor=False)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    serving = asyncio.create_task(server.serve())
+    try:
+        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        head = (
+            f"POST /v1/deletions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {FORTY_MB}\r\n\r\n"
+        )
+        writer.write(head.encode() + b" " * 65536)
+        await writer.drain()
+        started = time.perf_counter()
+        status_line = await asyncio.wait_for(reader.readline(), timeout=5)
+        assert status_line.startswith(b"HTTP/1.1 413"), status_line
+        assert time.perf_counter() - started < 1.0
+        writer.close()
+    finally:
+        server.should_exit = True
+        await serving
