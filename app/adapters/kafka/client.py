@@ -23,7 +23,8 @@ from aiokafka.client import AIOKafkaClient, ConnectionGroup
 from aiokafka.conn import CloseReason
 from aiokafka.errors import IncompatibleBrokerVersion, KafkaError, RequestTimedOutError
 
-from app.adapters.kafka.metadata import Metadata, metadata_request, read_metadata
+from app.adapters.kafka.metadata import Metadata
+from app.adapters.kafka.metadata_codec import TopicMetadataRequest
 from app.adapters.kafka.protocol import VersionUnsupported
 from app.settings import ClusterSettings
 
@@ -120,12 +121,12 @@ class ClusterClient:
         errors: list[str] = []
         for node in self._nodes():
             try:
-                response = await self.send(node, metadata_request(topics), timeout_s=self.timeout_s)
+                metadata = await self.send(node, TopicMetadataRequest(topics), timeout_s=self.timeout_s)
             except (BrokerFailure, VersionUnsupported) as exc:
                 errors.append(f"broker {node}: {exc}")
                 continue
+            assert isinstance(metadata, Metadata)  # what TopicMetadataRequest's decoder returns
             self._preferred_node = node
-            metadata = read_metadata(response)
             await self._learn_brokers(metadata)
             return metadata
         raise ClusterUnreachable(f"cluster {self.name!r}: no broker answered metadata ({'; '.join(errors)})")

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from aiokafka.protocol.metadata import MetadataRequest
 from aiokafka.protocol.offset import OffsetRequest
 
 from app.adapters.kafka.errors import error_name
@@ -36,28 +35,6 @@ class TopicMetadata:
 class Metadata:
     brokers: tuple[int, ...]
     topics: dict[str, TopicMetadata]
-
-
-def metadata_request(topics: Sequence[str]) -> Any:
-    """Metadata for exactly these topics (an empty list asks for brokers only), never auto-creating."""
-    return MetadataRequest(list(topics), allow_auto_topic_creation=False)
-
-
-def read_metadata(response: Any) -> Metadata:
-    version = int(response.API_VERSION)
-    brokers = tuple(int(broker[0]) for broker in response.brokers)
-    topics: dict[str, TopicMetadata] = {}
-    for topic in response.topics:
-        if version == 0:
-            code, name, partitions = topic[0], topic[1], topic[2]
-        else:
-            code, name, partitions = topic[0], topic[1], topic[3]
-        # aiokafka decodes int32 fields to ints already; this runs once per partition of a big topic.
-        topics[str(name)] = TopicMetadata(
-            error_name(code),
-            {p[1]: PartitionMetadata(p[2], tuple(p[3]), error_name(p[0])) for p in partitions},
-        )
-    return Metadata(brokers, topics)
 
 
 def _failure(name: str, detail: str) -> PartitionOutcome:
