@@ -210,10 +210,10 @@ class ClusterState:
         partition.notify_change()
         self.replicator.mark(partition)
 
-    def _after_round(self, partition: Partition, hw_raised: bool, low_watermark: int | None) -> None:
+    def _after_round(self, partition: Partition, hw_raised: bool) -> None:
         if hw_raised:
             partition.notify_change()
-        self.purgatory.check(partition, low_watermark)
+        self.purgatory.check(partition)
 
     def leader_changed(self, partition: Partition) -> None:
         """Something a follower must fetch changed on the leader (append, LSO, HW)."""

@@ -57,13 +57,12 @@ class DeletePurgatory:
         waiter.timer = asyncio.get_running_loop().call_later(timeout_ms / 1000, self._finish, waiter)
         await waiter.future
 
-    def check(self, partition: Partition, low_watermark: int | None = None) -> None:
+    def check(self, partition: Partition) -> None:
         """A trigger on ``partition`` at its leader: complete what can be completed."""
         waiters = self._watchers.get(partition)
         if not waiters:
             return
-        if low_watermark is None:
-            low_watermark = partition.low_watermark()
+        low_watermark = partition.low_watermark()
         for waiter in list(waiters):
             if waiter.broker == partition.leader and partition in waiter.pending:
                 self._check_one(waiter, partition, low_watermark)

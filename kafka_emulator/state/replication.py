@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from kafka_emulator.state.partition import Partition
 
-RoundHook = Callable[[Partition, bool, int | None], None]
+RoundHook = Callable[[Partition, bool], None]
 Watched = Callable[[Partition], bool]
 
 
@@ -73,21 +73,23 @@ class Replicator:
                 self._wake.set()
 
     def run_round(self, partition: Partition, now: float) -> bool:
-        """One fetch round for every follower that fetches; True while not converged."""
+        """One fetch round for every follower that fetches; True while not converged.
+
+        The purgatory is re-checked after every round on a partition it watches; completion depends
+        only on the current low watermark, so checking more often than Kafka's triggers changes nothing.
+        """
         leader = partition.leader
         alive = partition.alive
         if leader < 0 or leader not in alive:
             return False
-        watched = self._watched(partition)
-        lw_before = partition.low_watermark() if watched else 0
+        paused = partition.paused
         busy = False
         for broker in partition.replicas:
-            if broker != leader and broker in alive and broker not in partition.paused:
+            if broker != leader and broker in alive and broker not in paused:
                 busy = partition.follower_fetch(broker) or busy
         hw_raised = partition.maybe_raise_high_watermark(now, self.max_lag_s)
         if hw_raised:
             partition.share_high_watermark()
-        lw_after = partition.low_watermark() if watched else None
-        if hw_raised or (lw_after is not None and lw_after > lw_before):
-            self._on_round(partition, hw_raised, lw_after)
+        if hw_raised or self._watched(partition):
+            self._on_round(partition, hw_raised)
         return busy
