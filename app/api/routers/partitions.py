@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 
 from app.adapters.db.repositories import deletions as repo
 from app.api.deps import AuthorizationDep, ServicesDep, SessionDep
@@ -28,8 +28,8 @@ async def list_partitions(
     session: SessionDep,
     authorization: AuthorizationDep,
     status: PartitionStatus | None = None,
-    cursor: str | None = None,
-    limit: int | None = None,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: Annotated[int | None, Query(ge=1)] = None,
 ) -> PartitionPage:
     """List a deletion's partitions in (topic, partition) order, optionally by status."""
     size = page_limit(services, limit)

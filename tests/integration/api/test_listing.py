@@ -60,6 +60,9 @@ async def test_partitions_paginate_in_topic_partition_order(
     deletion_id = await _submit(app_client, alice, *(("wide", p, 0) for p in (6, 2, 0, 5, 1, 3, 4)))
     pages = await _pages(app_client, f"/v1/deletions/{deletion_id}/partitions?limit=3", alice)
     assert [[p["partition"] for p in page] for page in pages] == [[0, 1, 2], [3, 4, 5], [6]]
+    for query in ("limit=0", "limit=-1", "status=done", "cursor=WzFd", "limit=abc"):
+        url = f"/v1/deletions/{deletion_id}/partitions?{query}"
+        assert_problem(await app_client.get(url, headers=alice), 422)
     filtered = await _pages(app_client, f"/v1/deletions/{deletion_id}/partitions?status=failed", alice)
     assert filtered == [[]]
 
