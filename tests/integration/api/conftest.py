@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
 import pytest
 from api_helpers import produce
+
+from app.settings import Settings
 
 
 @pytest.fixture
@@ -17,6 +20,21 @@ async def alice(token: Callable[[str], Awaitable[str]]) -> dict[str, str]:
 @pytest.fixture
 async def bob(token: Callable[[str], Awaitable[str]]) -> dict[str, str]:
     return {"Authorization": f"Bearer {await token('bob')}"}
+
+
+@pytest.fixture
+def alice_token_for(settings: Settings) -> Callable[[httpx.AsyncClient], Awaitable[dict[str, str]]]:
+    """Bearer headers for "alice" from the dev issuer of a client built inside the test."""
+    secret = settings.auth.dev_clients["alice"].get_secret_value()
+
+    async def fetch(client: httpx.AsyncClient) -> dict[str, str]:
+        response = await client.post(
+            "/oauth/token", data={"grant_type": "client_credentials"}, auth=("alice", secret)
+        )
+        assert response.status_code == 200, response.text
+        return {"Authorization": f"Bearer {response.json()['access_token']}"}
+
+    return fetch
 
 
 @pytest.fixture

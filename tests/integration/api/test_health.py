@@ -72,3 +72,18 @@ async def test_metrics_count_requests_by_route_and_accepted_deletions(
     assert 'kafka_purge_http_requests_total{method="POST",route="/v1/deletions",status="202"}' in text
     assert "kafka_purge_deletions_accepted_total" in text
     assert "purge_executor_claimed_partitions_total" in text
+
+
+async def test_unreachable_cluster_on_submit_is_503_with_retry_after(
+    settings: Settings, alice_token_for: Any
+) -> None:
+    down = ClusterSettings(bootstrap_servers=f"127.0.0.1:{_closed_port()}", request_timeout_ms=1_000)
+    async with _client(
+        settings.model_copy(update={"clusters": {"demo": down}}), run_executor=False
+    ) as client:
+        headers = await alice_token_for(client)
+        response = await client.post("/v1/deletions", json=deletion_body(("orders", 0, 1)), headers=headers)
+        assert response.status_code == 503, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.headers["retry-after"]
+        assert (await client.get("/v1/deletions", headers=headers)).json()["items"] == []
