@@ -22,12 +22,8 @@ from app.adapters.kafka.metadata import (
     read_list_offsets,
     route,
 )
-from app.adapters.kafka.protocol import (
-    DeletedPartition,
-    DeleteRecordsRequest,
-    VersionUnsupported,
-    read_response,
-)
+from app.adapters.kafka.protocol import DeleteRecordsRequest, VersionUnsupported
+from app.adapters.kafka.responses import DeletedPartition, read_response
 from app.domain.ports import PartitionOutcome, TopicPartition
 from app.errors import NotFound, ServiceUnavailable
 from app.settings import ClusterSettings
@@ -212,8 +208,8 @@ class KafkaClusters:
         except VersionUnsupported as exc:
             log.warning("cluster %r: DeleteRecords not sent to broker %s: %s", client.name, leader, exc)
             return _outcomes(partitions, "UNSUPPORTED_VERSION", f"broker {leader}: {exc}")
-        _, answered = read_response(response)
-        return {tp: _deleted_outcome(leader, tp, answered.get(tp)) for tp in partitions}
+        answer = read_response(response)
+        return {tp: _deleted_outcome(leader, tp, answer.get(tp)) for tp in partitions}
 
 
 def _deleted_outcome(leader: int, tp: TopicPartition, result: DeletedPartition | None) -> PartitionOutcome:

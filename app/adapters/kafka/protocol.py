@@ -8,23 +8,21 @@ broker has it, never a silent downgrade when LeaderOnly is asked for. Raising th
 written to the socket.
 
 aiokafka is untyped: the classes below subclass ``Any`` (hence the ignores); everything leaving this
-module is typed.
+module is typed. Responses are decoded in ``responses.py``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from aiokafka.protocol.api import Request, RequestStruct, Response
+from aiokafka.protocol.api import Request, RequestStruct
 from aiokafka.protocol.types import (
     Array,
     Boolean,
     CompactArray,
     CompactString,
-    Int16,
     Int32,
     Int64,
     Schema,
@@ -32,57 +30,13 @@ from aiokafka.protocol.types import (
     TaggedFields,
 )
 
+from app.adapters.kafka.responses import response_type
 from app.domain.ports import TopicPartition
 
 DELETE_RECORDS_KEY = 21
 HIGHEST_VERSION = 3
 LEADER_ONLY_VERSION = 3
 MAX_INT32 = 2**31 - 1
-
-_PARTITIONS_V0 = Array(("partition_index", Int32), ("low_watermark", Int64), ("error_code", Int16))
-_RESPONSE_V0 = Schema(
-    ("throttle_time_ms", Int32), ("topics", Array(("name", String("utf-8")), ("partitions", _PARTITIONS_V0)))
-)
-
-
-def _flexible_response(partition_fields: tuple[tuple[str, Any], ...]) -> Any:
-    partitions = CompactArray(*partition_fields, ("tags", TaggedFields))
-    topics = CompactArray(
-        ("name", CompactString("utf-8")), ("partitions", partitions), ("tags", TaggedFields)
-    )
-    return Schema(("throttle_time_ms", Int32), ("topics", topics), ("tags", TaggedFields))
-
-
-class DeleteRecordsResponseV0(Response):  # type: ignore[misc]
-    API_KEY = DELETE_RECORDS_KEY
-    API_VERSION = 0
-    SCHEMA = _RESPONSE_V0
-
-
-class DeleteRecordsResponseV1(Response):  # type: ignore[misc]
-    API_KEY = DELETE_RECORDS_KEY
-    API_VERSION = 1
-    SCHEMA = _RESPONSE_V0
-
-
-class DeleteRecordsResponseV2(Response):  # type: ignore[misc]
-    API_KEY = DELETE_RECORDS_KEY
-    API_VERSION = 2
-    SCHEMA = _flexible_response((("partition_index", Int32), ("low_watermark", Int64), ("error_code", Int16)))
-
-
-class DeleteRecordsResponseV3(Response):  # type: ignore[misc]
-    API_KEY = DELETE_RECORDS_KEY
-    API_VERSION = 3
-    SCHEMA = _flexible_response(
-        (
-            ("partition_index", Int32),
-            ("low_watermark", Int64),
-            ("leader_log_start_offset", Int64),
-            ("error_code", Int16),
-        )
-    )
-
 
 _REQUEST_V0 = Schema(
     (
@@ -103,14 +57,14 @@ _FLEXIBLE_TOPICS = CompactArray(
 class DeleteRecordsRequestV0(RequestStruct):  # type: ignore[misc]
     API_KEY = DELETE_RECORDS_KEY
     API_VERSION = 0
-    RESPONSE_TYPE = DeleteRecordsResponseV0
+    RESPONSE_TYPE = response_type(0)
     SCHEMA = _REQUEST_V0
 
 
 class DeleteRecordsRequestV1(RequestStruct):  # type: ignore[misc]
     API_KEY = DELETE_RECORDS_KEY
     API_VERSION = 1
-    RESPONSE_TYPE = DeleteRecordsResponseV1
+    RESPONSE_TYPE = response_type(1)
     SCHEMA = _REQUEST_V0
 
 
@@ -118,7 +72,7 @@ class DeleteRecordsRequestV2(RequestStruct):  # type: ignore[misc]
     API_KEY = DELETE_RECORDS_KEY
     API_VERSION = 2
     FLEXIBLE_VERSION = True
-    RESPONSE_TYPE = DeleteRecordsResponseV2
+    RESPONSE_TYPE = response_type(2)
     SCHEMA = Schema(("topics", _FLEXIBLE_TOPICS), ("timeout_ms", Int32), ("tags", TaggedFields))
 
 
@@ -126,7 +80,7 @@ class DeleteRecordsRequestV3(RequestStruct):  # type: ignore[misc]
     API_KEY = DELETE_RECORDS_KEY
     API_VERSION = 3
     FLEXIBLE_VERSION = True
-    RESPONSE_TYPE = DeleteRecordsResponseV3
+    RESPONSE_TYPE = response_type(3)
     SCHEMA = Schema(
         ("topics", _FLEXIBLE_TOPICS), ("timeout_ms", Int32), ("leader_only", Boolean), ("tags", TaggedFields)
     )
@@ -206,29 +160,3 @@ def build_struct(
     if version == LEADER_ONLY_VERSION:
         return _STRUCTS[version](topics, timeout_ms, leader_only, {})
     return _STRUCTS[version](topics, timeout_ms, {})
-
-
-@dataclass(frozen=True)
-class DeletedPartition:
-    """One partition of a DeleteRecords response, as the broker sent it."""
-
-    low_watermark: int
-    leader_log_start_offset: int  # -1 below v3
-    error_code: int
-
-
-def read_response(response: Any) -> tuple[int, dict[TopicPartition, DeletedPartition]]:
-    """The version and every partition result of a DeleteRecords response."""
-    version = int(response.API_VERSION)
-    results: dict[TopicPartition, DeletedPartition] = {}
-    for topic in response.topics:
-        name, partitions = topic[0], topic[1]
-        for part in partitions:
-            if version >= LEADER_ONLY_VERSION:
-                index, low_watermark, leader_lso, code = part[0], part[1], part[2], part[3]
-            else:
-                index, low_watermark, leader_lso, code = part[0], part[1], -1, part[2]
-            results[TopicPartition(str(name), int(index))] = DeletedPartition(
-                int(low_watermark), int(leader_lso), int(code)
-            )
-    return version, results

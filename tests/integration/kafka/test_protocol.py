@@ -16,8 +16,8 @@ from app.adapters.kafka.protocol import (
     VersionUnsupported,
     build_struct,
     choose_version,
-    read_response,
 )
+from app.adapters.kafka.responses import decode_delete_records, read_response
 from app.domain.ports import TopicPartition
 from kafka_emulator.protocol import messages
 
@@ -85,9 +85,9 @@ def test_response_is_read_completely(version: int) -> None:
     struct = build_struct(version, OFFSETS, 1_000, False)
     buffer = io.BytesIO(frame)
     assert struct.parse_response_header(buffer).correlation_id == 9
-    got_version, results = read_response(struct.RESPONSE_TYPE.decode(buffer))
-    assert got_version == version
-    assert buffer.read() == b""
+    answer = read_response(struct.RESPONSE_TYPE.decode(buffer))
+    results = {TopicPartition(*key): value for key, value in answer.partitions.items()}
+    assert answer.version == version
     llso = 5 if version == 3 else -1
     ok = results[TopicPartition("orders", 0)]
     assert (ok.low_watermark, ok.leader_log_start_offset, ok.error_code) == (3, llso, 0)
@@ -222,3 +222,38 @@ def test_any_request_decodes_to_what_was_asked(
     }
     assert got == offsets
     assert len(decoded["Topics"]) == len({tp.topic for tp in offsets})
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_response_decoder_refuses_bad_lengths(version: int) -> None:
+    body = {
+        "ThrottleTimeMs": 0,
+        "Topics": [{"Name": "t", "Partitions": [{"PartitionIndex": 0, "ErrorCode": 0}]}],
+    }
+    frame = messages.encode_response(21, version, 1, body)
+    start = 5 if version >= 2 else 4  # correlation id, then header tags on flexible versions
+    assert decode_delete_records(frame, start, version).partitions["t", 0].error_code == 0
+    with pytest.raises(ValueError, match="unread"):
+        decode_delete_records(frame + b"\x00", start, version)
+    with pytest.raises(ValueError, match="truncated"):
+        decode_delete_records(frame[:-3], start, version)
+
+
+def test_response_decoder_skips_tagged_fields() -> None:
+    body = {
+        "ThrottleTimeMs": 0,
+        "Topics": [
+            {
+                "Name": "t",
+                "Partitions": [
+                    {"PartitionIndex": 2, "LowWatermark": 4, "LeaderLogStartOffset": 6, "ErrorCode": 0}
+                ],
+            }
+        ],
+    }
+    plain = messages.encode_response(21, 3, 1, body)[5:]
+    # Same body, with an unknown tagged field (tag 7, two bytes) after the partition's fields.
+    partition_end = plain.index(bytes([0, 0, 0, 0, 0, 0, 0, 6, 0, 0])) + 10
+    tagged = plain[:partition_end] + bytes([1, 7, 2, 0xAB, 0xCD]) + plain[partition_end + 1 :]
+    answer = decode_delete_records(tagged, 0, 3)
+    assert answer.partitions == decode_delete_records(plain, 0, 3).partitions == {("t", 2): (4, 6, 0)}
