@@ -1,4 +1,4 @@
-"""Typed views of Metadata and ListOffsets responses, and routing partitions to their leaders."""
+"""Typed metadata (decoded in ``metadata_codec.py``), routing partitions to their leaders, and ListOffsets."""
 
 from __future__ import annotations
 
