@@ -16,10 +16,11 @@ import asyncpg
 import httpx
 import pytest
 from pydantic import SecretStr
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.adapters.db.migrate import upgrade
-from app.adapters.db.session import create_engine, make_sessionmaker
+from app.adapters.db.session import create_engine, make_sessionmaker, write_transaction
 from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings, WorkerSettings
 
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -67,6 +68,31 @@ async def engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
 @pytest.fixture
 def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return make_sessionmaker(engine)
+
+
+@pytest.fixture
+def tamper(sessionmaker: async_sessionmaker[AsyncSession]) -> Callable[[str], Awaitable[None]]:
+    """``await tamper(sql)``: run SQL the way a database owner could, past the audit table's
+    append-only triggers (which are back in place afterwards)."""
+
+    async def run(statement: str) -> None:
+        async with write_transaction(sessionmaker) as session:
+            if session.get_bind().dialect.name == "postgresql":
+                await session.execute(text("ALTER TABLE audit_event DISABLE TRIGGER USER"))
+                await session.execute(text(statement))
+                await session.execute(text("ALTER TABLE audit_event ENABLE TRIGGER USER"))
+                return
+            query = text(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit_event'"
+            )
+            triggers = (await session.execute(query)).all()
+            for name, _ in triggers:
+                await session.execute(text(f'DROP TRIGGER "{name}"'))
+            await session.execute(text(statement))
+            for _, sql in triggers:
+                await session.execute(text(sql))
+
+    return run
 
 
 @pytest.fixture

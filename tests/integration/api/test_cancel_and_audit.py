@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 import httpx
 import pytest
 from api_helpers import assert_problem, deletion_body
-from sqlalchemy import text, update
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import PartitionDeletion
@@ -95,14 +96,13 @@ async def test_audit_verify_reports_the_first_broken_link(
     app_client: httpx.AsyncClient,
     alice: dict[str, str],
     orders: str,
-    sessionmaker: async_sessionmaker[AsyncSession],
+    tamper: Callable[[str], Awaitable[None]],
 ) -> None:
     for _ in range(3):
         await _submit(app_client, alice, orders)
     verify = (await app_client.get("/v1/audit/verify", headers=alice)).json()
     assert verify == {"ok": True, "checked": 3, "first_broken_id": None, "reason": None}
 
-    async with write_transaction(sessionmaker) as session:
-        await session.execute(text("UPDATE audit_event SET principal = 'User:mallory' WHERE id = 2"))
+    await tamper("UPDATE audit_event SET principal = 'User:mallory' WHERE id = 2")
     verify = (await app_client.get("/v1/audit/verify", headers=alice)).json()
     assert (verify["ok"], verify["checked"], verify["first_broken_id"]) == (False, 1, 2)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Awaitable, Callable
 
+import pytest
 from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import AuditEvent
@@ -36,9 +39,7 @@ async def _verify(sessionmaker: Sessions, chunk_size: int = 1000) -> tuple[bool,
     return result.ok, result.checked, result.first_broken_id, result.reason
 
 
-async def _sql(sessionmaker: Sessions, statement: str) -> None:
-    async with write_transaction(sessionmaker) as session:
-        await session.execute(text(statement))
+Tamper = Callable[[str], Awaitable[None]]
 
 
 async def test_empty_chain_verifies(sessionmaker: Sessions) -> None:
@@ -55,36 +56,36 @@ async def test_chain_links_events_in_order(sessionmaker: Sessions) -> None:
     assert all(later.prev_hash == earlier.hash for earlier, later in itertools.pairwise(events))
 
 
-async def test_modified_details_are_detected(sessionmaker: Sessions) -> None:
+async def test_modified_details_are_detected(sessionmaker: Sessions, tamper: Tamper) -> None:
     await _append(sessionmaker, 5)
-    await _sql(sessionmaker, """UPDATE audit_event SET details = '{"i": 99}' WHERE id = 3""")
+    await tamper("""UPDATE audit_event SET details = '{"i": 99}' WHERE id = 3""")
     ok, checked, broken, reason = await _verify(sessionmaker, chunk_size=2)
     assert (ok, checked, broken) == (False, 2, 3)
     assert "modified" in (reason or "")
 
 
-async def test_deleted_middle_event_is_detected(sessionmaker: Sessions) -> None:
+async def test_deleted_middle_event_is_detected(sessionmaker: Sessions, tamper: Tamper) -> None:
     await _append(sessionmaker, 5)
-    await _sql(sessionmaker, "DELETE FROM audit_event WHERE id = 3")
+    await tamper("DELETE FROM audit_event WHERE id = 3")
     ok, checked, broken, reason = await _verify(sessionmaker)
     assert (ok, checked, broken) == (False, 2, 4)
     assert "missing" in (reason or "")
 
 
-async def test_reordered_events_are_detected(sessionmaker: Sessions) -> None:
+async def test_reordered_events_are_detected(sessionmaker: Sessions, tamper: Tamper) -> None:
     await _append(sessionmaker, 5)
     # Swap everything but the ids of events 2 and 3, including their hashes.
-    await _sql(sessionmaker, "UPDATE audit_event SET id = 100 WHERE id = 2")
-    await _sql(sessionmaker, "UPDATE audit_event SET id = 2 WHERE id = 3")
-    await _sql(sessionmaker, "UPDATE audit_event SET id = 3 WHERE id = 100")
+    await tamper("UPDATE audit_event SET id = 100 WHERE id = 2")
+    await tamper("UPDATE audit_event SET id = 2 WHERE id = 3")
+    await tamper("UPDATE audit_event SET id = 3 WHERE id = 100")
     ok, checked, broken, reason = await _verify(sessionmaker)
     assert (ok, checked, broken) == (False, 1, 2)
     assert "reordered" in (reason or "")
 
 
-async def test_truncated_tail_is_detected(sessionmaker: Sessions) -> None:
+async def test_truncated_tail_is_detected(sessionmaker: Sessions, tamper: Tamper) -> None:
     await _append(sessionmaker, 4)
-    await _sql(sessionmaker, "DELETE FROM audit_event WHERE id = 4")
+    await tamper("DELETE FROM audit_event WHERE id = 4")
     ok, checked, broken, reason = await _verify(sessionmaker)
     assert (ok, checked, broken) == (False, 3, 4)
     assert "newest events are missing" in (reason or "")
@@ -117,3 +118,12 @@ async def test_sixteen_concurrent_appenders_never_fork(sessionmaker: Sessions) -
     async with read_session(sessionmaker) as session:
         prevs = (await session.execute(select(func.count(func.distinct(AuditEvent.prev_hash))))).scalar_one()
     assert prevs == 160
+
+
+async def test_the_database_refuses_updates_and_deletes(sessionmaker: Sessions) -> None:
+    await _append(sessionmaker, 2)
+    for statement in ("UPDATE audit_event SET principal = 'User:x' WHERE id = 1", "DELETE FROM audit_event"):
+        with pytest.raises(DBAPIError, match="append-only"):
+            async with write_transaction(sessionmaker) as session:
+                await session.execute(text(statement))
+    assert await _verify(sessionmaker) == (True, 2, None, None)
