@@ -59,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"kafka-purge: invalid configuration:\n{exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # e.g. the port is taken
+        print(f"kafka-purge: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 
@@ -82,7 +85,11 @@ def command_migrate(args: argparse.Namespace) -> int:
 def command_demo(args: argparse.Namespace) -> int:
     from app.demo import run_demo
 
-    return asyncio.run(run_demo(args.host, args.port, args.data_dir))
+    try:
+        return asyncio.run(run_demo(args.host, args.port, args.data_dir))
+    except RuntimeError as exc:
+        print(f"kafka-purge demo: {exc}", file=sys.stderr)
+        return 1
 
 
 def migrate_database(settings: Settings) -> None:

@@ -31,9 +31,9 @@ kafka-purge demo is running.
   Try it:
     TOKEN=$(curl -s -u orders-team:orders-secret -d grant_type=client_credentials \\
       {public_url}/oauth/token | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
-    curl -s -X POST {public_url}/v1/deletions -H "Authorization: Bearer $TOKEN" \\
+    curl -s -w '\\n' -X POST {public_url}/v1/deletions -H "Authorization: Bearer $TOKEN" \\
       -H 'Content-Type: application/json' -d '{body}'
-    curl -s {public_url}/v1/deletions -H "Authorization: Bearer $TOKEN"
+    curl -s -w '\\n' {public_url}/v1/deletions -H "Authorization: Bearer $TOKEN"
 
 Press Ctrl-C to stop the service and the emulator.
 """

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
+import socket
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import SecretStr
 
@@ -15,6 +19,7 @@ from app.demo.emulator import EmulatorProcess
 from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings
 
 log = logging.getLogger("kafka_purge.demo")
+T = TypeVar("T")
 
 DEMO_CLIENTS = {"admin": "admin-secret", "orders-team": "orders-secret", "auditor": "auditor-secret"}
 DEMO_GROUPS = {"orders-team": ["orders"], "auditor": ["auditors"]}
@@ -44,30 +49,70 @@ def fresh_database(data_dir: Path) -> Path:
 
 
 async def run_demo(host: str, port: int, data_dir: Path) -> int:
-    from app.adapters.db.migrate import upgrade
-    from app.cli import benign_signals, bind_socket, make_server
+    from app.cli import bind_socket
 
     sock = bind_socket(host, port)
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     public_url = f"http://{shown_host}:{sock.getsockname()[1]}"
     database = fresh_database(data_dir)
     emulator = EmulatorProcess(write_topology(data_dir / "demo-topology.yaml"))
-    with benign_signals():
-        try:
-            await emulator.start()
-            count = await produce_demo_records(emulator.bootstrap)
-            log.info("demo data: %d records in the emulated cluster at %s", count, emulator.bootstrap)
-            settings = demo_settings(emulator.bootstrap, database, public_url)
-            await upgrade(settings.database.url)
-            server = make_server(settings)
-            serving = asyncio.create_task(server.serve(sockets=[sock]))
-            # uvicorn exposes readiness only as a flag.
-            while not server.started and not serving.done():  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
-            if server.started:
-                sys.stdout.write(banner(public_url, emulator, DEMO_CLIENTS))
-                sys.stdout.flush()
-            await serving
-        finally:
-            await emulator.stop()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        settings = await until_stopped(prepare(emulator, database, public_url), stop)
+        if settings is None:
+            return 130
+        await serve(settings, sock, stop, lambda: banner(public_url, emulator, DEMO_CLIENTS))
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await emulator.stop()
     return 0
+
+
+async def prepare(emulator: EmulatorProcess, database: Path, public_url: str) -> Settings:
+    from app.adapters.db.migrate import upgrade
+
+    await emulator.start()
+    count = await produce_demo_records(emulator.bootstrap)
+    log.info("demo data: %d records in the emulated cluster at %s", count, emulator.bootstrap)
+    settings = demo_settings(emulator.bootstrap, database, public_url)
+    await upgrade(settings.database.url)
+    return settings
+
+
+async def until_stopped(work: Coroutine[Any, Any, T], stop: asyncio.Event) -> T | None:
+    """``work``'s result, or None once ``stop`` is set first (``work`` is then cancelled and awaited)."""
+    task = asyncio.create_task(work)
+    stopper = asyncio.create_task(stop.wait())
+    await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    if not stop.is_set():
+        return task.result()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return None
+
+
+async def serve(
+    settings: Settings, sock: socket.socket, stop: asyncio.Event, text: Callable[[], str]
+) -> None:
+    """Runs uvicorn until it stops; prints ``text`` once it is ready. While uvicorn runs it handles
+    SIGINT itself; ``stop`` covers the moments before its handlers are in place."""
+    from app.cli import make_server
+
+    server = make_server(settings)
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    # uvicorn exposes readiness only as a flag.
+    while not server.started and not serving.done() and not stop.is_set():  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    if server.started and not stop.is_set():
+        sys.stdout.write(text())
+        sys.stdout.flush()
+    stopper = asyncio.create_task(stop.wait())
+    await asyncio.wait({serving, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    server.should_exit = True
+    await serving

@@ -146,3 +146,35 @@ def test_ctrl_c_stops_the_service_and_the_emulator(demo: Demo) -> None:
     for url in (f"{base}/healthz", f"{control}/state"):
         with pytest.raises(httpx.ConnectError):
             httpx.get(url, timeout=2)
+
+
+def processes_mentioning(text: str) -> list[int]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text in cmdline.read_bytes().decode(errors="replace"):
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0])
+def test_ctrl_c_during_start_up_leaves_no_emulator_behind(tmp_path: Path, delay: float) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
+    process = subprocess.Popen(
+        [*COMMAND, "--port", "0", "--data-dir", str(tmp_path)],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        # Interrupted while still importing, Python dies of the signal itself (-SIGINT); that is fine too.
+        assert process.wait(timeout=30) in (0, 130, -signal.SIGINT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    wait_for(lambda: not processes_mentioning(str(tmp_path / "demo-topology.yaml")), 10)
