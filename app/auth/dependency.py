@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 from fastapi.openapi.models import OAuthFlowClientCredentials, OAuthFlows
 from fastapi.security import OAuth2
 
-from app.auth.challenge import invalid_token, missing_token
+from app.auth.challenge import BearerChallenge, invalid_token, missing_token
 from app.auth.principal import Principal, client_host
 from app.settings import Settings
+
+log = logging.getLogger("kafka_purge.auth")
 
 TOKEN_PATH = "/oauth/token"  # noqa: S105 - a URL path, not a secret
 
@@ -61,12 +64,17 @@ async def current_principal(
     request: Request, authorization: Annotated[str | None, Depends(bearer_scheme)]
 ) -> Principal:
     """Authenticates the request's bearer token; raises a 401 ``BearerChallenge`` otherwise."""
-    token = bearer_token(authorization)
     auth = getattr(request.app.state, "auth", None)
     if auth is None:
         raise RuntimeError("app.auth.install(app, settings) was not called")
-    claims = await auth.validator.validate(token)
-    return principal_from_claims(claims, auth.settings, request_client_host(request, auth.settings))
+    host = request_client_host(request, auth.settings)
+    try:
+        claims = await auth.validator.validate(bearer_token(authorization))
+        return principal_from_claims(claims, auth.settings, host)
+    except BearerChallenge as exc:
+        # The reason is one of our fixed sentences; the token itself is never logged.
+        log.info("authentication failed from %s: %s", host, exc.detail)
+        raise
 
 
 PrincipalDep = Annotated[Principal, Depends(current_principal)]

@@ -6,9 +6,11 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import re
 import time
 
+import pytest
 from auth_idp import FakeIdP, good_claims, new_key, raw_token
 from conftest import ClientFactory, assert_unauthenticated, idp_settings
 from cryptography.hazmat.primitives import hashes
@@ -179,3 +181,15 @@ async def test_every_v1_route_requires_a_valid_token(idp: FakeIdP, client_for: C
             assert_unauthenticated(missing, error=None)
             invalid = await client.request(method, path, json={}, headers=auth_header(forged))
             assert_unauthenticated(invalid)
+
+
+async def test_failures_are_logged_without_the_token(
+    idp: FakeIdP, client_for: ClientFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    expired = idp.sign(good_claims(exp=int(time.time()) - 3600, iat=int(time.time()) - 7200, nbf=None))
+    caplog.set_level(logging.DEBUG)
+    async with client_for(idp_settings(idp)) as (client, _):
+        assert_unauthenticated(await client.get("/test/whoami", headers=auth_header(expired)))
+    assert "The token has expired" in caplog.text
+    for segment in expired.split("."):
+        assert segment not in caplog.text
