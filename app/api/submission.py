@@ -40,6 +40,8 @@ _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 class Submission:
     deletion: Deletion
     replayed: bool
+    # The partitions as stored, for a new deletion (a replay reads them back instead).
+    planned: Sequence[repo.PlannedPartition] = ()
 
 
 def check_limits(request: DeletionCreate, services: Services) -> int:
@@ -206,7 +208,7 @@ async def _store(
             details=_requested_details(request, planned, timeout_ms, key),
             occurred_at=now,
         )
-    return Submission(deletion, replayed=False)
+    return Submission(deletion, replayed=False, planned=planned)
 
 
 def _requested_details(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion, PartitionDeletion
@@ -11,6 +13,7 @@ from app.api.pagination import encode_cursor
 from app.api.problems import invalid_parameter
 from app.api.schemas.deletions import DeletionRead, DeletionSummary, PartitionRead
 from app.auth import Principal
+from app.domain.deletions import PartitionStatus
 from app.errors import NotFound
 
 
@@ -43,6 +46,33 @@ def partition_cursor(rows: list[PartitionDeletion], limit: int) -> str | None:
 
 def deletion_summary(deletion: Deletion) -> DeletionSummary:
     return DeletionSummary.model_validate(deletion, from_attributes=True)
+
+
+def accepted_deletion_read(deletion: Deletion, planned: Sequence[repo.PlannedPartition]) -> DeletionRead:
+    """The response for a deletion just stored, built without reading it back: all partitions pending."""
+    ordered = sorted(planned, key=lambda p: (p.partition.topic, p.partition.partition))
+    return DeletionRead(
+        **deletion_summary(deletion).model_dump(),
+        request_id=deletion.request_id,
+        counts={PartitionStatus.PENDING: len(planned)},
+        partitions=[
+            PartitionRead(
+                topic=p.partition.topic,
+                partition=p.partition.partition,
+                requested_offset=p.requested_offset,
+                resolved_offset=p.resolved_offset,
+                status=PartitionStatus.PENDING,
+                low_watermark=None,
+                leader_log_start_offset=None,
+                error_code=None,
+                error_message=None,
+                attempts=0,
+                updated_at=deletion.created_at,
+            )
+            for p in ordered
+        ],
+        partitions_next=None,
+    )
 
 
 async def deletion_read(session: AsyncSession, deletion: Deletion, partition_limit: int) -> DeletionRead:

@@ -98,7 +98,7 @@ def _check_link(event: AuditEvent, prev_id: int, prev_hash: str) -> str | None:
     return None
 
 
-async def verify_chain(session: AsyncSession, *, chunk_size: int = 1000) -> VerifyResult:
+async def verify_chain(session: AsyncSession, *, chunk_size: int = 200) -> VerifyResult:
     """Walk the chain from the genesis in id order, in chunks; report the first broken link."""
     head = (await session.execute(select(AuditHead).where(AuditHead.id == HEAD_ID))).scalar_one()
     prev_id, prev_hash, checked = 0, GENESIS_HASH, 0

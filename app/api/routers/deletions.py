@@ -20,7 +20,13 @@ from app.api.schemas.deletions import (
 )
 from app.api.strict_json import StrictJsonRoute
 from app.api.submission import submit_deletion
-from app.api.views import deletion_read, deletion_summary, page_limit, visible_deletion
+from app.api.views import (
+    accepted_deletion_read,
+    deletion_read,
+    deletion_summary,
+    page_limit,
+    visible_deletion,
+)
 from app.audit import append_event
 from app.auth import PrincipalDep
 from app.domain.deletions import DeletionStatus
@@ -57,10 +63,13 @@ async def create_deletion(
         services, body, principal=principal, request_id=request_id, idempotency_key=idempotency_key
     )
     response.headers["Location"] = f"/v1/deletions/{submission.deletion.id}"
+    limit = services.settings.limits.max_page_size
+    if not submission.replayed and len(submission.planned) <= limit:
+        return accepted_deletion_read(submission.deletion, submission.planned)
     if submission.replayed:
         response.headers[REPLAY_HEADER] = "true"
     async with read_session(services.sessionmaker) as session:
-        return await deletion_read(session, submission.deletion, services.settings.limits.max_page_size)
+        return await deletion_read(session, submission.deletion, limit)
 
 
 @router.get("", response_model=DeletionPage, responses=problem_responses(401, 422))

@@ -22,6 +22,7 @@ def test_every_operation_has_a_description_and_declares_its_errors() -> None:
             assert operation.get("description"), f"{method} {path} has no docstring"
             if path in UNAUTHENTICATED:
                 continue
+            assert operation.get("security"), f"{method} {path} is not authenticated"
             responses = operation["responses"]
             assert "401" in responses, f"{method} {path} does not declare 401"
             for status, response in responses.items():
