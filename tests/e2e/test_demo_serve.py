@@ -1,7 +1,11 @@
-"""``kafka-purge migrate`` and ``kafka-purge serve`` as real processes, configured through PURGE_* only."""
+"""``kafka-purge migrate`` and ``kafka-purge serve`` (whole, --api-only, --workers-only) as real processes,
+configured through PURGE_* environment variables only, against the emulator run as a process too."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import os
 import re
 import signal
@@ -10,11 +14,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
+from aiokafka import AIOKafkaProducer
 
 ROOT = Path(__file__).resolve().parents[2]
+START_SECONDS = 60.0
 
 
 def purge_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -25,22 +34,89 @@ def purge_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "PURGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'db' / 'purge.db'}",
         "PURGE_AUTH_DEV_ISSUER": "true",
         "PURGE_AUTH_DEV_CLIENTS": '{"admin": "admin-secret"}',
+        "PURGE_WORKER_POLL_INTERVAL_SECONDS": "0.05",
         **extra,
     }
+
+
+class Process:
+    """A child process whose output lines are collected in the background."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.popen = subprocess.Popen(
+            args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            self.lines.append(line)
+
+    def wait_for_line(self, pattern: str) -> re.Match[str]:
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                match = re.search(pattern, line)
+                if match:
+                    return match
+            assert self.popen.poll() is None, "".join(self.lines)
+            time.sleep(0.05)
+        raise AssertionError(f"no line matching {pattern!r}:\n{''.join(self.lines)}")
+
+    def stop(self) -> int:
+        self.popen.send_signal(signal.SIGTERM)
+        return self.popen.wait(timeout=30)
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait()
+
+
+@contextlib.contextmanager
+def running(args: list[str], env: dict[str, str], cwd: Path) -> Iterator[Process]:
+    process = Process(args, env, cwd)
+    try:
+        yield process
+    finally:
+        process.kill()
 
 
 def kafka_purge(*args: str) -> list[str]:
     return [sys.executable, "-m", "app", *args]
 
 
+def service_url(process: Process) -> str:
+    port = process.wait_for_line(r"serving HTTP on [\d.]+:(\d+)").group(1)
+    return f"http://127.0.0.1:{port}"
+
+
+def wait_until(check: Any, seconds: float = 30.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        result = check()
+        if result:
+            return result
+        assert time.monotonic() < deadline, "condition not reached before the deadline"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def emulator(tmp_path: Path) -> Iterator[dict[str, str]]:
+    topology = tmp_path / "topology.yaml"
+    topology.write_text(json.dumps({"topics": [{"name": "events", "partitions": 3}]}), encoding="utf-8")
+    command = [sys.executable, "-m", "kafka_emulator", "--brokers", "3", "--config", str(topology)]
+    with running(command, {**os.environ, "PYTHONPATH": str(ROOT)}, tmp_path) as process:
+        ready = process.wait_for_line(r"^\{.*\"bootstrap\".*\}$")
+        yield json.loads(ready.group(0))
+
+
 def test_migrate_creates_the_schema(tmp_path: Path) -> None:
+    env = purge_env(tmp_path)
     result = subprocess.run(
-        kafka_purge("migrate"),
-        env=purge_env(tmp_path),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
+        kafka_purge("migrate"), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
     with sqlite3.connect(tmp_path / "db" / "purge.db") as db:
@@ -57,44 +133,71 @@ def test_unsafe_configuration_is_refused(tmp_path: Path) -> None:
     assert "PURGE_AUTH_ISSUER" in result.stderr
 
 
-def test_serve_api_only_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        kafka_purge("serve", "--api-only", "--port", "0"),
-        env=purge_env(tmp_path),
-        cwd=tmp_path,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: list[str] = []
-    started = threading.Event()
-
-    def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line)
-            if "serving HTTP on" in line:
-                started.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    try:
-        assert started.wait(60), "".join(lines)
-        port = int(re.search(r"serving HTTP on [\d.]+:(\d+)", "".join(lines)).group(1))  # type: ignore[union-attr]
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                health = httpx.get(f"{base}/healthz", timeout=2)
-                break
-            except httpx.ConnectError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
+def test_serve_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
+    with running(kafka_purge("serve", "--port", "0"), purge_env(tmp_path), tmp_path) as service:
+        base = service_url(service)
+        health = wait_until(lambda: _get(f"{base}/healthz"))
         assert health.status_code == 200
         unauthenticated = httpx.get(f"{base}/v1/deletions", timeout=5)
         assert unauthenticated.status_code == 401
         assert unauthenticated.headers["www-authenticate"] == 'Bearer realm="kafka-purge"'
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        assert service.stop() == 0
+
+
+def test_api_only_and_workers_only_split_the_work(tmp_path: Path, emulator: dict[str, str]) -> None:
+    clusters = json.dumps({"demo": {"bootstrap_servers": emulator["bootstrap"]}})
+    env = purge_env(tmp_path, PURGE_CLUSTERS=clusters)
+    _produce(emulator["bootstrap"], "events", 3, 50)
+    with running(kafka_purge("serve", "--api-only", "--port", "0"), env, tmp_path) as api:
+        base = service_url(api)
+        wait_until(lambda: _get(f"{base}/healthz"))
+        with httpx.Client(base_url=base, timeout=10) as client:
+            grant = client.post(
+                "/oauth/token", data={"grant_type": "client_credentials"}, auth=("admin", "admin-secret")
+            )
+            headers = {"Authorization": f"Bearer {grant.json()['access_token']}"}
+            body = {
+                "cluster": "demo",
+                "partitions": [{"topic": "events", "partition": p, "offset": 20} for p in range(3)],
+                "reason": "split-mode e2e",
+            }
+            created = client.post("/v1/deletions", json=body, headers=headers)
+            assert created.status_code == 202, created.text
+            location = created.headers["location"]
+            time.sleep(0.5)  # no executor runs in this process: nothing may happen meanwhile
+            assert client.get(location, headers=headers).json()["status"] == "pending"
+
+            with running(kafka_purge("serve", "--workers-only"), env, tmp_path) as workers:
+                workers.wait_for_line(r"executor \S+ running")
+                done = wait_until(
+                    lambda: (d := client.get(location, headers=headers).json())["status"] == "succeeded" and d
+                )
+                assert workers.stop() == 0
+        assert api.stop() == 0
+    assert {p["status"] for p in done["partitions"]} == {"succeeded"}
+    state = httpx.get(f"{emulator['control']}/state", timeout=5).json()
+    assert [p["low_watermark"] for p in state["topics"]["events"]["partitions"]] == [20, 20, 20]
+
+
+def _get(url: str) -> httpx.Response | None:
+    try:
+        return httpx.get(url, timeout=2)
+    except httpx.TransportError:
+        return None
+
+
+def _produce(bootstrap: str, topic: str, partitions: int, records: int) -> None:
+    async def produce() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        await producer.start()
+        try:
+            sent = [
+                await producer.send(topic, f"record-{n}".encode(), partition=partition)
+                for partition in range(partitions)
+                for n in range(records)
+            ]
+            await asyncio.gather(*sent)
+        finally:
+            await producer.stop()
+
+    asyncio.run(produce())
