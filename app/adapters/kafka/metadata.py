@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from aiokafka.protocol.offset import OffsetRequest
 
@@ -18,8 +18,9 @@ _CONSUMER_REPLICA_ID = -1
 _READ_UNCOMMITTED = 0
 
 
-@dataclass(frozen=True)
-class PartitionMetadata:
+class PartitionMetadata(NamedTuple):
+    """A tuple: built once per partition of every topic asked about, so it must be cheap."""
+
     leader: int
     replicas: tuple[int, ...]
     error: str

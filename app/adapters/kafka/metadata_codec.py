@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from functools import lru_cache
 from io import BytesIO
 from typing import Any
 
@@ -57,16 +58,25 @@ class _Reader:
         self.pos += 4 + 4 * max(self.int32(), 0)
 
     def partition(self, version: int) -> tuple[int, PartitionMetadata]:
-        error, index, leader, count = _PARTITION_HEAD.unpack_from(self.buf, self.pos)
-        self.pos += _PARTITION_HEAD.size
+        buf = self.buf
+        error, index, leader, count = _PARTITION_HEAD.unpack_from(buf, self.pos)
+        pos = self.pos + _PARTITION_HEAD.size
         replicas: tuple[int, ...] = ()
         if count > 0:
-            replicas = struct.unpack_from(f">{count}i", self.buf, self.pos)
-            self.pos += 4 * count
-        self.skip_int32_array()  # IsrNodes
+            replicas = _int32s(count).unpack_from(buf, pos)
+            pos += 4 * count
+        (isr,) = _INT32.unpack_from(buf, pos)
+        pos += 4 + 4 * max(isr, 0)
         if version >= 5:
-            self.skip_int32_array()  # OfflineReplicas
+            (offline,) = _INT32.unpack_from(buf, pos)
+            pos += 4 + 4 * max(offline, 0)
+        self.pos = pos
         return index, PartitionMetadata(leader, replicas, error_name(error))
+
+
+@lru_cache(maxsize=64)
+def _int32s(count: int) -> struct.Struct:
+    return struct.Struct(f">{count}i")
 
 
 def decode_metadata(buf: bytes, pos: int, version: int) -> Metadata:
