@@ -1,0 +1,273 @@
+"""Consumed-data retention: which records every chosen consumer has already read, per partition.
+
+A sweep of a policy looks at each matching partition and deletes below the *safe offset*: the minimum
+over the policy's consumers of their position (a Kafka group's committed offset, a Spark query's
+reported or checkpointed end offset), never past the first record younger than ``min_age_seconds``.
+It fails closed, as KIP-68 asks ("whenever encounter commit offset querying exception, we will set the
+min commit offset to -1"): a partition is skipped, with a reason, when
+
+- a required consumer has no position on it (``consumer_without_position``),
+- any offset query failed (``offset_query_failed``),
+- a position is beyond the high watermark, e.g. the topic was re-created (``position_beyond_high_watermark``),
+- with ``all_groups``: a group is active on the topic but not covered (``foreign_active_group``, KIP-762's
+  check), or no group has committed on it at all (``no_consumers``),
+- the cut would not move the log start offset by at least ``min_records`` (``nothing_to_delete``,
+  ``below_min_records``, ``records_too_young`` when only ``min_age_seconds`` holds it back).
+
+Spark's own ``spark-kafka-source-*`` groups never count as consumers: Spark keeps its offsets in the
+checkpoint, so whatever such a group holds says nothing about what the query has processed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from app.domain.ports import TopicPartition
+
+SPARK_GROUP_PREFIX = "spark-kafka-source-"
+ACTIVE_GROUP_STATES = frozenset(
+    {"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
+)
+
+
+def is_spark_source_group(group_id: str) -> bool:
+    return group_id.startswith(SPARK_GROUP_PREFIX)
+
+
+@dataclass(frozen=True)
+class TopicSelector:
+    """Exactly one of ``prefix``, ``regex`` (full match) or ``names``."""
+
+    prefix: str | None = None
+    regex: str | None = None
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        chosen = [self.prefix is not None, self.regex is not None, bool(self.names)]
+        if sum(chosen) != 1:
+            raise ValueError("a topic selector has exactly one of prefix, regex or names")
+        if self.regex is not None:
+            re.compile(self.regex)
+
+    def matches(self, topic: str) -> bool:
+        if self.prefix is not None:
+            return topic.startswith(self.prefix)
+        if self.regex is not None:
+            return re.fullmatch(self.regex, topic) is not None
+        return topic in self.names
+
+    def select(self, topics: Sequence[str]) -> list[str]:
+        return sorted(t for t in topics if self.matches(t))
+
+
+@dataclass(frozen=True)
+class ConsumerSelection:
+    """The consumers whose positions bound deletion: named groups and Spark consumers, or every group."""
+
+    groups: tuple[str, ...] = ()
+    spark: tuple[str, ...] = ()
+    all_groups: bool = False
+
+
+@dataclass(frozen=True)
+class RetentionRules:
+    topics: TopicSelector
+    consumers: ConsumerSelection
+    min_age_seconds: int = 0
+    min_records: int = 1
+
+
+@dataclass(frozen=True)
+class PartitionOffsets:
+    """A partition's offsets on its leader; ``young_from`` is the first offset whose record is younger than
+    ``min_age_seconds`` (ListOffsets by timestamp; the high watermark when every record is older; None
+    when the policy has no minimum age)."""
+
+    log_start_offset: int
+    high_watermark: int
+    young_from: int | None = None
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    """A consumer group as DescribeGroups shows it; ``topics`` are the topics its members subscribe to or
+    are assigned (None: unknown, e.g. an undecodable assignment, so it may read anything)."""
+
+    group_id: str
+    state: str
+    protocol_type: str = "consumer"
+    members: int = 0
+    topics: frozenset[str] | None = frozenset()
+
+    @property
+    def active(self) -> bool:
+        return self.members > 0 and self.state in ACTIVE_GROUP_STATES
+
+    def may_read(self, topic: str) -> bool:
+        if self.protocol_type not in ("consumer", ""):
+            return False  # e.g. a Connect worker group: its members read no topic through it
+        return self.topics is None or topic in self.topics
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """Everything a sweep reads from the cluster and from the service's own records.
+
+    ``failed_consumers`` maps a consumer label (``group:<id>``, ``spark:<name>``, or ``group:*`` when the
+    group listing itself failed) to the error that kept its positions unknown.
+    """
+
+    partitions: Mapping[TopicPartition, PartitionOffsets]
+    failed_partitions: Mapping[TopicPartition, str] = field(default_factory=dict)
+    group_offsets: Mapping[str, Mapping[TopicPartition, int]] = field(default_factory=dict)
+    failed_consumers: Mapping[str, str] = field(default_factory=dict)
+    spark_offsets: Mapping[str, Mapping[TopicPartition, int]] = field(default_factory=dict)
+    groups: Sequence[GroupDescription] = ()
+
+
+class SkipReason(StrEnum):
+    NO_CONSUMERS = "no_consumers"
+    CONSUMER_WITHOUT_POSITION = "consumer_without_position"
+    OFFSET_QUERY_FAILED = "offset_query_failed"
+    POSITION_BEYOND_HIGH_WATERMARK = "position_beyond_high_watermark"
+    FOREIGN_ACTIVE_GROUP = "foreign_active_group"
+    NOTHING_TO_DELETE = "nothing_to_delete"
+    BELOW_MIN_RECORDS = "below_min_records"
+    RECORDS_TOO_YOUNG = "records_too_young"
+
+
+@dataclass(frozen=True)
+class Skip:
+    reason: SkipReason
+    detail: str
+
+
+@dataclass
+class SweepPlan:
+    """Per partition: the offset to delete before, or why it is left alone."""
+
+    deletions: dict[TopicPartition, int] = field(default_factory=dict)
+    skipped: dict[TopicPartition, Skip] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def skip_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for skip in self.skipped.values():
+            counts[skip.reason.value] = counts.get(skip.reason.value, 0) + 1
+        return counts
+
+
+Consumer = tuple[str, Mapping[TopicPartition, int]]
+
+
+def _required_consumers(rules: RetentionRules, view: ClusterView, topic: str) -> list[Consumer]:
+    """(label, positions) of every consumer that bounds ``topic``."""
+    empty: Mapping[TopicPartition, int] = {}
+    spark = [(f"spark:{name}", view.spark_offsets.get(name, empty)) for name in rules.consumers.spark]
+    if not rules.consumers.all_groups:
+        groups = [(f"group:{g}", view.group_offsets.get(g, empty)) for g in rules.consumers.groups]
+        return groups + spark
+    committed = [
+        (f"group:{g}", offsets)
+        for g, offsets in sorted(view.group_offsets.items())
+        if not is_spark_source_group(g) and any(tp.topic == topic and o >= 0 for tp, o in offsets.items())
+    ]
+    return committed + spark
+
+
+def _foreign_groups(view: ClusterView, topic: str, covered: set[str]) -> list[str]:
+    return sorted(
+        g.group_id
+        for g in view.groups
+        if g.active and g.may_read(topic) and (g.group_id not in covered or is_spark_source_group(g.group_id))
+    )
+
+
+def _topic_gate(rules: RetentionRules, view: ClusterView, topic: str) -> tuple[list[Consumer], Skip | None]:
+    """The topic's consumers, or why no partition of it may be touched."""
+    consumers = _required_consumers(rules, view, topic)
+    labels = {label for label, _ in consumers}
+    failed = sorted(
+        label
+        for label in view.failed_consumers
+        if label in labels or (rules.consumers.all_groups and label.startswith("group:"))
+    )
+    if failed:
+        return consumers, Skip(
+            SkipReason.OFFSET_QUERY_FAILED, f"committed offsets of {', '.join(failed)} unknown"
+        )
+    if rules.consumers.all_groups:
+        covered = {label.removeprefix("group:") for label, _ in consumers if label.startswith("group:")}
+        foreign = _foreign_groups(view, topic, covered)
+        if foreign:
+            return consumers, Skip(
+                SkipReason.FOREIGN_ACTIVE_GROUP,
+                f"active group(s) without committed offsets on {topic}: {', '.join(foreign[:10])}",
+            )
+    if not consumers:
+        return consumers, Skip(SkipReason.NO_CONSUMERS, f"no consumer has committed on {topic}")
+    return consumers, None
+
+
+def _safe_offset(tp: TopicPartition, offsets: PartitionOffsets, consumers: list[Consumer]) -> int | Skip:
+    safe: int | None = None
+    for label, positions in consumers:
+        position = positions.get(tp, -1)
+        if position < 0:
+            return Skip(SkipReason.CONSUMER_WITHOUT_POSITION, f"{label} has no position on {tp}")
+        if position > offsets.high_watermark:
+            return Skip(
+                SkipReason.POSITION_BEYOND_HIGH_WATERMARK,
+                f"{label} is at {position}, beyond the high watermark {offsets.high_watermark}",
+            )
+        safe = position if safe is None else min(safe, position)
+    assert safe is not None  # consumers is never empty here
+    return safe
+
+
+def _cut(rules: RetentionRules, tp: TopicPartition, offsets: PartitionOffsets, safe: int) -> int | Skip:
+    """The offset to delete before, after min_age and min_records."""
+    cut = safe if offsets.young_from is None else min(safe, offsets.young_from)
+    lso = offsets.log_start_offset
+    if cut - lso >= max(rules.min_records, 1):
+        return cut
+    if safe - lso >= max(rules.min_records, 1):
+        return Skip(
+            SkipReason.RECORDS_TOO_YOUNG,
+            f"consumed up to {safe} but records from {offsets.young_from} are younger than "
+            f"{rules.min_age_seconds} s",
+        )
+    if cut <= lso:
+        return Skip(SkipReason.NOTHING_TO_DELETE, f"safe offset {cut} is not ahead of log start offset {lso}")
+    return Skip(
+        SkipReason.BELOW_MIN_RECORDS, f"only {cut - lso} record(s) consumed, fewer than {rules.min_records}"
+    )
+
+
+def plan_sweep(rules: RetentionRules, view: ClusterView) -> SweepPlan:
+    """Decide every partition of ``view.partitions`` and ``view.failed_partitions``."""
+    plan = SweepPlan()
+    for tp, error in view.failed_partitions.items():
+        plan.skipped[tp] = Skip(SkipReason.OFFSET_QUERY_FAILED, f"offsets of {tp} unknown: {error}")
+    gates: dict[str, tuple[list[Consumer], Skip | None]] = {}
+    for tp in sorted(view.partitions):
+        if tp.topic not in gates:
+            gates[tp.topic] = _topic_gate(rules, view, tp.topic)
+            if (gate := gates[tp.topic][1]) is not None and gate.reason == SkipReason.FOREIGN_ACTIVE_GROUP:
+                plan.warnings.append(gate.detail)
+        consumers, gate = gates[tp.topic]
+        if gate is not None:
+            plan.skipped[tp] = gate
+            continue
+        offsets = view.partitions[tp]
+        decided = _safe_offset(tp, offsets, consumers)
+        if isinstance(decided, int):
+            decided = _cut(rules, tp, offsets, decided)
+        if isinstance(decided, Skip):
+            plan.skipped[tp] = decided
+        else:
+            plan.deletions[tp] = decided
+    return plan
