@@ -84,6 +84,7 @@ class OffsetHandlers:
             self.coordinator.rebalancer.touch(group, member)
 
     async def offset_fetch(self, ctx: RequestContext, req: Message) -> Message:
+        self.coordinator.forget_deleted_topics()
         if ctx.api_version >= 8:
             groups = [self._fetch_group(ctx, g["GroupId"], g["Topics"]) for g in req["Groups"]]
             return {"Groups": groups}

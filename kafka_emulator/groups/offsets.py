@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kafka_emulator.groups.group import Group, GroupState
@@ -32,6 +33,17 @@ class OffsetStore:
 
     def of_group(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
         return dict(self._groups.get(group_id, {}))
+
+    def prune(self, exists: Callable[[str, int], bool]) -> set[str]:
+        """Forget offsets of partitions that no longer exist; returns the groups that lost some."""
+        touched = set()
+        for group_id, offsets in self._groups.items():
+            gone = [key for key in offsets if not exists(*key)]
+            for key in gone:
+                del offsets[key]
+            if gone:
+                touched.add(group_id)
+        return touched
 
     def group_ids(self) -> list[str]:
         return [group_id for group_id, offsets in self._groups.items() if offsets]

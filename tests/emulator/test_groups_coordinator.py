@@ -419,3 +419,33 @@ async def test_sync_errors(harness: Harness) -> None:
     assert answer["ErrorCode"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     ok = await harness.call(SYNC, 5, dict(v5, ProtocolName="range"), harness.broker_of(group))
     assert (ok["ErrorCode"], ok["ProtocolType"], ok["ProtocolName"]) == (0, "consumer", "range")
+
+
+async def test_offsets_of_deleted_topics_are_forgotten(harness: Harness) -> None:
+    harness.state.create_topic("doomed", 1, 3)
+    broker = harness.broker_of("cleanup")
+    doomed = dict(
+        commit_request("cleanup", {0: 4}),
+        Topics=[
+            {
+                "Name": "doomed",
+                "Partitions": [
+                    {
+                        "PartitionIndex": 0,
+                        "CommittedOffset": 4,
+                        "CommittedLeaderEpoch": -1,
+                        "CommittedMetadata": "",
+                    }
+                ],
+            }
+        ],
+    )
+    await harness.call(COMMIT, 8, doomed, broker)
+    await harness.call(COMMIT, 8, commit_request("mixed", {0: 1}), harness.broker_of("mixed"))
+    await harness.call(COMMIT, 8, dict(doomed, GroupId="mixed"), harness.broker_of("mixed"))
+    harness.state.delete_topic("doomed")
+    answer = await harness.call(FETCH, 7, {"GroupId": "mixed", "Topics": None}, harness.broker_of("mixed"))
+    assert fetched(answer) == {("orders", 0): (1, 0)}
+    listed = (await harness.call(LIST, 4, {"StatesFilter": []}, broker))["Groups"]
+    assert "cleanup" not in [g["GroupId"] for g in listed]  # Empty and without offsets: the group is gone
+    assert "cleanup" not in harness.coordinator.snapshot()
