@@ -7,6 +7,7 @@ DescribeAcls error cases are read with kafka-python, which raises them.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -222,3 +223,61 @@ async def test_kafka_python_reads_acls_created_by_librdkafka(secured: EmulatedCl
     assert [(a.principal, a.host, a.operation.name, a.permission_type.name) for a in acls] == [
         ("User:alice", "*", "READ", "ALLOW")
     ]
+
+
+def consume_as_alice(cluster: EmulatedCluster, group: str) -> tuple[int, str | None]:
+    """librdkafka consumer as alice: records read and the first error event (group authorization)."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": "alice",
+            "sasl.password": USERS["alice"],
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "log_level": 0,
+        }
+    )
+    consumer.subscribe([TOPIC])
+    count, error = 0, None
+    deadline = time.monotonic() + 15
+    try:
+        while count < 5 and error is None and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            if message.error() is not None:
+                error = message.error().name()
+            else:
+                count += 1
+        if count:
+            consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+    return count, error
+
+
+async def test_group_read_is_required_to_consume_in_a_group(secured: EmulatedCluster) -> None:
+    admin = admin_for(secured, "admin")
+    topic_read = binding("User:alice", AclOperation.READ)
+    assert await asyncio.to_thread(create, admin, [topic_read]) == ["NONE"]
+    assert await asyncio.to_thread(consume_as_alice, secured, "alice-group") == (
+        0,
+        "GROUP_AUTHORIZATION_FAILED",
+    )
+    group_read = AclBinding(
+        ResourceType.GROUP,
+        "alice-",
+        ResourcePatternType.PREFIXED,
+        "User:alice",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
+    assert await asyncio.to_thread(create, admin, [group_read]) == ["NONE"]
+    assert await asyncio.to_thread(consume_as_alice, secured, "alice-group") == (5, None)
+    assert secured.state()["groups"]["alice-group"]["offsets"] == {TOPIC: {"0": 5}}
