@@ -1,8 +1,8 @@
 """Writing outcomes back: one transaction per sent group, fenced per row, audited in the same transaction.
 
-In order, inside one write transaction: lock the affected deletions (id order), check which rows this
-worker still holds with the fence it claimed (PostgreSQL keeps them locked), write all of them in one
-executemany, append one ``deletion.partition_failed`` event per failed partition, then roll each
+In order, inside one write transaction: lock the affected deletions (id order), write every row this
+worker still holds with the fence it claimed (one statement on PostgreSQL, one executemany on SQLite),
+append one ``deletion.partition_failed`` event per failed partition, then roll each
 deletion's status up from per-status counts and, when it becomes terminal, append a
 ``deletion.completed`` event listing every partition's outcome. A stale worker's rows are skipped and
 counted, never written.
@@ -52,10 +52,9 @@ async def apply_updates(
     result = ApplyResult()
     async with write_transaction(sessionmaker) as session:
         before = await repo.lock_deletions(session, sorted({claims[u.id].deletion_id for u in updates}))
-        fences = await repo.current_fences(session, owner=owner, ids=[u.id for u in updates])
-        fresh = [u for u in updates if fences.get(u.id) == u.fence]
+        written = await repo.write_updates(session, updates, owner=owner, now=now)
+        fresh = [u for u in updates if u.id in written]
         result.stale = len(updates) - len(fresh)
-        await repo.write_updates(session, fresh, now=now)
         for update in fresh:
             result.applied[update.status] += 1
             if update.status is PartitionStatus.FAILED:

@@ -1,0 +1,175 @@
+"""Claiming due rows, renewing and giving back leases."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+from sqlalchemy import bindparam, case, exists, func, literal, or_, select, update
+from sqlalchemy import cast as cast_
+from sqlalchemy.dialects.postgresql import TIMESTAMP
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
+
+from app.adapters.db.models import Deletion
+from app.adapters.db.repositories.claims.common import (
+    CLAIMABLE,
+    PD,
+    Claim,
+    chunks,
+    id_in,
+    is_postgresql,
+)
+from app.domain.deletions import PartitionStatus
+
+
+def _due(now: datetime) -> list[ColumnElement[bool]]:
+    live_deletion = exists().where(
+        Deletion.id == PD.c.deletion_id, Deletion.status != PartitionStatus.CANCELLED.value
+    )
+    return [
+        PD.c.status.in_([status.value for status in CLAIMABLE]),
+        PD.c.next_attempt_at <= now,
+        or_(PD.c.lease_expires_at.is_(None), PD.c.lease_expires_at <= now),
+        live_deletion,
+    ]
+
+
+async def claim_due(
+    session: AsyncSession, *, owner: str, now: datetime, lease_seconds: float, limit: int
+) -> list[Claim]:
+    """Claim up to ``limit`` due rows for ``owner``, oldest ``next_attempt_at`` first."""
+    postgresql = is_postgresql(session)
+    due_ids = select(PD.c.id).where(*_due(now)).order_by(PD.c.next_attempt_at, PD.c.id).limit(limit)
+    if postgresql:
+        locked = (await session.execute(due_ids.with_for_update(skip_locked=True, of=PD))).scalars().all()
+        if not locked:
+            return []
+        target = id_in(locked, postgresql=True)
+    else:
+        target = PD.c.id.in_(due_ids.scalar_subquery())
+    lease_until = now + timedelta(seconds=lease_seconds)
+    values: dict[str, Any] = {
+        "lease_owner": owner,
+        "lease_expires_at": lease_until,
+        "fence": PD.c.fence + 1,
+        "attempts": PD.c.attempts + 1,
+        "status": case(
+            (PD.c.status == PartitionStatus.PENDING.value, PartitionStatus.IN_PROGRESS.value),
+            else_=PD.c.status,
+        ),
+        "updated_at": now,
+    }
+    if postgresql:
+        # In the same statement: a second UPDATE of rows this transaction already changed would run the
+        # foreign key check (KEY SHARE on the deletion) and could deadlock with a roll-up holding it.
+        values["deadline_at"] = func.coalesce(PD.c.deadline_at, _deadline_sql(now))
+    stmt = (
+        update(PD)
+        .where(target)
+        .values(**values)
+        .returning(
+            PD.c.id,
+            PD.c.deletion_id,
+            PD.c.topic,
+            PD.c.partition,
+            PD.c.resolved_offset,
+            PD.c.status,
+            PD.c.fence,
+            PD.c.attempts,
+            PD.c.deadline_at,
+        )
+    )
+    rows = (await session.execute(stmt)).all()
+    if not rows:
+        return []
+    deletions = await _deletion_facts(session, {row.deletion_id for row in rows})
+    if not postgresql:
+        await _start_deadlines(session, rows, deletions, owner=owner, lease_until=lease_until, now=now)
+    return [_claim(row, deletions[row.deletion_id], now) for row in sorted(rows, key=lambda r: r.id)]
+
+
+def _deadline_sql(now: datetime) -> ColumnElement[Any]:
+    """PostgreSQL: ``now`` plus the deletion's timeout_ms."""
+    timeout_ms = select(Deletion.timeout_ms).where(Deletion.id == PD.c.deletion_id).scalar_subquery()
+    start = cast_(bindparam("claim_now", now, type_=TIMESTAMP(timezone=True)), TIMESTAMP(timezone=True))
+    return start + func.make_interval(0, 0, 0, 0, 0, 0, timeout_ms / literal(1000.0))
+
+
+async def _deletion_facts(session: AsyncSession, deletion_ids: set[str]) -> dict[str, Any]:
+    stmt = select(
+        Deletion.id, Deletion.cluster, Deletion.leader_only, Deletion.timeout_ms, Deletion.request_id
+    ).where(Deletion.id.in_(sorted(deletion_ids)))
+    return {row.id: row for row in (await session.execute(stmt)).all()}
+
+
+async def _start_deadlines(
+    session: AsyncSession,
+    rows: Sequence[Any],
+    deletions: dict[str, Any],
+    *,
+    owner: str,
+    lease_until: datetime,
+    now: datetime,
+) -> None:
+    """SQLite: set ``deadline_at`` on the rows claimed for the first time, one statement per deletion
+    (BEGIN IMMEDIATE already excludes every other writer)."""
+    for deletion_id in sorted({row.deletion_id for row in rows if row.deadline_at is None}):
+        deadline = now + timedelta(milliseconds=deletions[deletion_id].timeout_ms)
+        await session.execute(
+            update(PD)
+            .where(
+                PD.c.deletion_id == deletion_id,
+                PD.c.deadline_at.is_(None),
+                PD.c.lease_owner == owner,
+                PD.c.lease_expires_at == lease_until,
+            )
+            .values(deadline_at=deadline)
+        )
+
+
+def _claim(row: Any, deletion: Any, now: datetime) -> Claim:
+    deadline = row.deadline_at or now + timedelta(milliseconds=deletion.timeout_ms)
+    return Claim(
+        id=row.id,
+        deletion_id=row.deletion_id,
+        topic=row.topic,
+        partition=row.partition,
+        resolved_offset=row.resolved_offset,
+        status=PartitionStatus(row.status),
+        fence=row.fence,
+        attempts=row.attempts,
+        deadline_at=deadline,
+        cluster=deletion.cluster,
+        leader_only=deletion.leader_only,
+        timeout_ms=deletion.timeout_ms,
+        request_id=deletion.request_id,
+    )
+
+
+async def renew_leases(
+    session: AsyncSession, *, owner: str, claims: Sequence[Claim], now: datetime, lease_seconds: float
+) -> int:
+    """Extend the leases ``owner`` still holds on ``claims`` (same fence); returns how many it holds."""
+    held = 0
+    lease_until = now + timedelta(seconds=lease_seconds)
+    postgresql = is_postgresql(session)
+    for chunk in chunks([claim.id for claim in claims]):
+        result = await session.execute(
+            update(PD)
+            .where(id_in(chunk, postgresql), PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None))
+            .values(lease_expires_at=lease_until)
+        )
+        held += cast(int, getattr(result, "rowcount", 0))
+    return held
+
+
+async def release_leases(session: AsyncSession, *, owner: str, now: datetime) -> int:
+    """Give back every lease ``owner`` holds, due at once (graceful stop); fences stay as they are."""
+    result = await session.execute(
+        update(PD)
+        .where(PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None))
+        .values(lease_expires_at=None, next_attempt_at=now, updated_at=now)
+    )
+    return cast(int, getattr(result, "rowcount", 0))

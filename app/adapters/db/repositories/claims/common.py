@@ -1,0 +1,69 @@
+"""What the claim queue's modules share: the table, the row types, dialect helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import cast
+
+from sqlalchemy import BigInteger, Table, any_, bindparam
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
+
+from app.adapters.db.models import PartitionDeletion
+from app.domain.deletions import PartitionStatus
+
+PD = cast(Table, PartitionDeletion.__table__)
+CLAIMABLE = (PartitionStatus.PENDING, PartitionStatus.IN_PROGRESS, PartitionStatus.LEADER_TRUNCATED)
+# SQLite allows 32,766 bound variables per statement; stay well below it.
+CHUNK = 5_000
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claimed partition row, with what the executor needs from its deletion."""
+
+    id: int
+    deletion_id: str
+    topic: str
+    partition: int
+    resolved_offset: int
+    status: PartitionStatus
+    fence: int
+    attempts: int
+    deadline_at: datetime
+    cluster: str
+    leader_only: bool
+    timeout_ms: int
+    request_id: str
+
+
+@dataclass(frozen=True)
+class PartitionUpdate:
+    """The state a worker writes back for one claimed row (applied only if ``fence`` is still current)."""
+
+    id: int
+    fence: int
+    status: PartitionStatus
+    low_watermark: int | None
+    leader_log_start_offset: int | None
+    error_code: str | None
+    error_message: str | None
+    next_attempt_at: datetime
+
+
+def is_postgresql(session: AsyncSession) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def chunks(ids: Sequence[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), CHUNK):
+        yield list(ids[start : start + CHUNK])
+
+
+def id_in(ids: Sequence[int], postgresql: bool) -> ColumnElement[bool]:
+    if postgresql:
+        return PD.c.id == any_(bindparam("claim_ids", list(ids), type_=ARRAY(BigInteger)))
+    return PD.c.id.in_(list(ids))

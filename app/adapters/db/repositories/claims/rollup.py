@@ -1,0 +1,66 @@
+"""Rolling a deletion's status up from its partitions, and the completion summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.adapters.db.models import Deletion
+from app.adapters.db.repositories.claims.common import PD, is_postgresql
+from app.domain.deletions import PartitionStatus
+
+
+async def lock_deletions(session: AsyncSession, deletion_ids: Sequence[str]) -> dict[str, str]:
+    """Lock the deletions (id order, so two workers never deadlock) and return their statuses.
+
+    Rolling a deletion's status up from its partitions must see every other worker's committed writes:
+    holding the deletion row serializes the roll-ups of one deletion (SQLite: BEGIN IMMEDIATE does)."""
+    stmt = (
+        select(Deletion.id, Deletion.status)
+        .where(Deletion.id.in_(sorted(deletion_ids)))
+        .order_by(Deletion.id)
+    )
+    if is_postgresql(session):
+        stmt = stmt.with_for_update()
+    return {row.id: row.status for row in (await session.execute(stmt)).all()}
+
+
+async def status_counts(session: AsyncSession, deletion_id: str) -> dict[PartitionStatus, int]:
+    stmt = select(PD.c.status, func.count()).where(PD.c.deletion_id == deletion_id).group_by(PD.c.status)
+    return {PartitionStatus(status): count for status, count in (await session.execute(stmt)).all()}
+
+
+async def set_deletion_status(
+    session: AsyncSession, deletion_id: str, status: str, *, now: datetime, finished: bool
+) -> None:
+    await session.execute(
+        update(Deletion)
+        .where(Deletion.id == deletion_id)
+        .values(status=status, updated_at=now, finished_at=now if finished else None)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def partition_outcomes(session: AsyncSession, deletion_id: str) -> list[dict[str, Any]]:
+    """Every partition's outcome, for the completion summary (read once per deletion)."""
+    stmt = (
+        select(
+            PD.c.topic,
+            PD.c.partition,
+            PD.c.resolved_offset,
+            PD.c.status,
+            PD.c.low_watermark,
+            PD.c.leader_log_start_offset,
+            PD.c.error_code,
+            PD.c.attempts,
+            PD.c.fence,
+            PD.c.lease_owner.label("worker"),
+        )
+        .where(PD.c.deletion_id == deletion_id)
+        .order_by(PD.c.topic, PD.c.partition)
+    )
+    return [dict(row._mapping) for row in (await session.execute(stmt)).all()]

@@ -1,0 +1,124 @@
+"""Writing outcomes back, each row guarded by the fence it was claimed with; the lease is given back.
+
+PostgreSQL: one ``UPDATE ... FROM unnest(arrays) ... RETURNING id`` for the whole batch, so 10,000 rows
+are one statement and the returned ids are exactly the rows still held with that fence. SQLite (one
+writer at a time under BEGIN IMMEDIATE): read the fences still held, then one executemany.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import BigInteger, String, Text, bindparam, func, select, text, update
+from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.adapters.db.repositories.claims.common import PD, PartitionUpdate, chunks, id_in, is_postgresql
+
+_POSTGRESQL_UPDATE = text(
+    """
+    UPDATE partition_deletion AS pd SET
+        status = v.status,
+        low_watermark = COALESCE(v.low_watermark, pd.low_watermark),
+        leader_log_start_offset = COALESCE(v.llso, pd.leader_log_start_offset),
+        error_code = v.error_code,
+        error_message = v.error_message,
+        next_attempt_at = v.next_attempt_at,
+        lease_expires_at = NULL,
+        updated_at = :now
+    FROM unnest(:ids, :fences, :statuses, :lws, :llsos, :codes, :messages, :nexts)
+        AS v(id, fence, status, low_watermark, llso, error_code, error_message, next_attempt_at)
+    WHERE pd.id = v.id AND pd.fence = v.fence
+        AND pd.lease_owner = :owner AND pd.lease_expires_at IS NOT NULL
+    RETURNING pd.id
+    """
+).bindparams(
+    bindparam("now", type_=TIMESTAMP(timezone=True)),
+    bindparam("ids", type_=ARRAY(BigInteger)),
+    bindparam("fences", type_=ARRAY(BigInteger)),
+    bindparam("statuses", type_=ARRAY(String)),
+    bindparam("lws", type_=ARRAY(BigInteger)),
+    bindparam("llsos", type_=ARRAY(BigInteger)),
+    bindparam("codes", type_=ARRAY(String)),
+    bindparam("messages", type_=ARRAY(Text)),
+    bindparam("nexts", type_=ARRAY(TIMESTAMP(timezone=True))),
+)
+
+
+async def write_updates(
+    session: AsyncSession, updates: Sequence[PartitionUpdate], *, owner: str, now: datetime
+) -> set[int]:
+    """Apply ``updates`` whose row ``owner`` still holds with the same fence; the ids written."""
+    if not updates:
+        return set()
+    if is_postgresql(session):
+        return await _write_postgresql(session, updates, owner=owner, now=now)
+    fences = await _held_fences(session, owner=owner, ids=[u.id for u in updates])
+    fresh = [u for u in updates if fences.get(u.id) == u.fence]
+    await _write_many(session, fresh, now=now)
+    return {u.id for u in fresh}
+
+
+async def _write_postgresql(
+    session: AsyncSession, updates: Sequence[PartitionUpdate], *, owner: str, now: datetime
+) -> set[int]:
+    params = {
+        "now": now,
+        "owner": owner,
+        "ids": [u.id for u in updates],
+        "fences": [u.fence for u in updates],
+        "statuses": [u.status.value for u in updates],
+        "lws": [u.low_watermark for u in updates],
+        "llsos": [u.leader_log_start_offset for u in updates],
+        "codes": [u.error_code for u in updates],
+        "messages": [u.error_message for u in updates],
+        "nexts": [u.next_attempt_at for u in updates],
+    }
+    return set((await session.execute(_POSTGRESQL_UPDATE, params)).scalars().all())
+
+
+async def _held_fences(session: AsyncSession, *, owner: str, ids: Sequence[int]) -> dict[int, int]:
+    fences: dict[int, int] = {}
+    for chunk in chunks(sorted(ids)):
+        stmt = select(PD.c.id, PD.c.fence).where(
+            id_in(chunk, postgresql=False), PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None)
+        )
+        fences.update({row.id: row.fence for row in (await session.execute(stmt)).all()})
+    return fences
+
+
+async def _write_many(session: AsyncSession, updates: Sequence[PartitionUpdate], *, now: datetime) -> None:
+    if not updates:
+        return
+    stmt = (
+        update(PD)
+        .where(PD.c.id == bindparam("b_id"), PD.c.fence == bindparam("b_fence"))
+        .values(
+            status=bindparam("b_status"),
+            # An answer without offsets (an error) keeps the last ones known: both only ever grow.
+            low_watermark=func.coalesce(bindparam("b_low_watermark", type_=BigInteger), PD.c.low_watermark),
+            leader_log_start_offset=func.coalesce(
+                bindparam("b_llso", type_=BigInteger), PD.c.leader_log_start_offset
+            ),
+            error_code=bindparam("b_error_code"),
+            error_message=bindparam("b_error_message"),
+            next_attempt_at=bindparam("b_next_attempt_at"),
+            lease_expires_at=None,
+            updated_at=now,
+        )
+    )
+    params = [
+        {
+            "b_id": u.id,
+            "b_fence": u.fence,
+            "b_status": u.status.value,
+            "b_low_watermark": u.low_watermark,
+            "b_llso": u.leader_log_start_offset,
+            "b_error_code": u.error_code,
+            "b_error_message": u.error_message,
+            "b_next_attempt_at": u.next_attempt_at,
+        }
+        for u in updates
+    ]
+    await session.execute(stmt, params)
