@@ -104,19 +104,26 @@ async def _read_form(request: Request) -> dict[str, str]:
 
 def _authenticated_client(request: Request, form: dict[str, str], issuer: DevIssuer) -> str:
     basic = _basic_credentials(request.headers.get("authorization"))
-    in_form = "client_id" in form or "client_secret" in form
-    if basic is not None and in_form:
-        raise OAuthError("invalid_request", "use one client authentication method, not two")
-    if basic is not None:
-        client_id, secret = basic
-    else:
+    if basic is None:
         client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
-    if not client_id or not issuer.authenticate(client_id, secret):
-        raise OAuthError("invalid_client", "client authentication failed", 401, basic=basic is not None)
-    return client_id
+        if client_id and issuer.authenticate(client_id, secret):
+            return client_id
+        raise OAuthError("invalid_client", "client authentication failed", 401)
+    # RFC 6749 §3.2.1 lets a client name itself in the body too; a second secret would be a second method.
+    if "client_secret" in form or form.get("client_id", basic[0][0]) not in {c for c, _ in basic}:
+        raise OAuthError("invalid_request", "use one client authentication method, not two")
+    for client_id, secret in basic:
+        if client_id and issuer.authenticate(client_id, secret):
+            return client_id
+    raise OAuthError("invalid_client", "client authentication failed", 401, basic=True)
 
 
-def _basic_credentials(authorization: str | None) -> tuple[str, str] | None:
+def _basic_credentials(authorization: str | None) -> list[tuple[str, str]] | None:
+    """Candidate (client_id, secret) pairs from a Basic header, or None without one.
+
+    RFC 6749 §2.3.1 form-urlencodes both parts before joining them, but common clients (Swagger UI
+    among them) send them raw; both readings are tried, so ``+`` or ``%`` in a secret works either way.
+    """
     if not authorization:
         return None
     scheme, _, value = authorization.partition(" ")
@@ -129,5 +136,5 @@ def _basic_credentials(authorization: str | None) -> tuple[str, str] | None:
     client_id, sep, secret = decoded.partition(":")
     if not sep:
         raise OAuthError("invalid_client", "malformed Basic credentials", status=401, basic=True)
-    # RFC 6749 §2.3.1: both parts are form-urlencoded before being joined.
-    return unquote_plus(client_id), unquote_plus(secret)
+    candidates = [(unquote_plus(client_id), unquote_plus(secret)), (client_id, secret)]
+    return list(dict.fromkeys(candidates))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 from typing import Any
+from urllib.parse import quote_plus
 
 import httpx
 import pytest
@@ -11,6 +12,7 @@ from auth_idp import FakeIdP
 from conftest import ClientFactory, assert_unauthenticated, dev_settings, idp_settings
 from joserfc import jwt
 from joserfc.jwk import KeySet
+from pydantic import SecretStr
 
 GRANT = {"grant_type": "client_credentials"}
 
@@ -141,3 +143,27 @@ async def test_external_idp_documents_a_plain_bearer_scheme(client_for: ClientFa
         "bearerFormat": "JWT",
     }
     assert token_endpoint.status_code in (404, 405)
+
+
+async def test_basic_credentials_raw_or_form_encoded(client_for: ClientFactory) -> None:
+    settings = dev_settings()
+    settings.auth.dev_clients["odd client"] = SecretStr("p+ss%w0rd:x")
+
+    def basic(user: str, secret: str) -> dict[str, str]:
+        return {"Authorization": "Basic " + base64.b64encode(f"{user}:{secret}".encode()).decode()}
+
+    async with client_for(settings) as (client, _):
+        raw = await client.post("/oauth/token", data=GRANT, headers=basic("odd client", "p+ss%w0rd:x"))
+        encoded = await client.post(
+            "/oauth/token", data=GRANT, headers=basic(quote_plus("odd client"), quote_plus("p+ss%w0rd:x"))
+        )
+        named_in_body = await client.post(
+            "/oauth/token", data={**GRANT, "client_id": "admin"}, auth=("admin", "admin-secret")
+        )
+        other_in_body = await client.post(
+            "/oauth/token", data={**GRANT, "client_id": "orders-team"}, auth=("admin", "admin-secret")
+        )
+    assert raw.status_code == 200, raw.text
+    assert encoded.status_code == 200, encoded.text
+    assert named_in_body.status_code == 200, named_in_body.text
+    assert (other_in_body.status_code, other_in_body.json()["error"]) == (400, "invalid_request")
