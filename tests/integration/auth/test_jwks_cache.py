@@ -139,3 +139,21 @@ async def test_header_key_injection_is_never_fetched(idp: FakeIdP, client_for: C
         assert attacker.hits == 0
     finally:
         attacker.stop()
+
+
+async def test_removed_key_stops_working_after_the_cache_ttl(idp: FakeIdP, client_for: ClientFactory) -> None:
+    token = idp.sign(good_claims(), kid="k1")
+    async with client_for(idp_settings(idp, jwks_cache_seconds=0.2)) as (client, _):
+        assert (await client.get("/test/whoami", headers=bearer(token))).status_code == 200
+        idp.published = ["k2"]
+
+        async def rejected() -> bool:
+            return (await client.get("/test/whoami", headers=bearer(token))).status_code == 401
+
+        deadline = asyncio.get_running_loop().time() + 10
+        while not await rejected():
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.05)
+        assert (
+            await client.get("/test/whoami", headers=bearer(idp.sign(good_claims(), kid="k2")))
+        ).status_code == 200
