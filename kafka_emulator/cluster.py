@@ -89,6 +89,7 @@ class EmulatedCluster:
             self._control = None
         for server in self._servers.values():
             await server.stop()
+        self.groups.close()
         if self._started:
             await self.model.stop()
             self._started = False

@@ -9,7 +9,6 @@ from kafka_emulator.protocol.api import Authorizer, Message, RequestContext
 from kafka_emulator.protocol.errors import ErrorCode
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53  # not in the shared ErrorCode enum
 
 
 class MembershipHandlers:
@@ -45,7 +44,11 @@ class MembershipHandlers:
                 node = self.coordinator.coordinator_of(key)
         elif key_type == TRANSACTION_KEY:
             allowed = self.authorizer.allowed(ctx, "DESCRIBE", "TRANSACTIONAL_ID", key)
-            error = ErrorCode.COORDINATOR_NOT_AVAILABLE if allowed else TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            error = (
+                ErrorCode.COORDINATOR_NOT_AVAILABLE
+                if allowed
+                else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            )
         else:
             error = ErrorCode.INVALID_REQUEST
         address = self.coordinator.state.broker_address(node) if node >= 0 else None

@@ -9,7 +9,6 @@ from kafka_emulator.groups.group import GroupState
 from kafka_emulator.groups.offsets import (
     MAX_METADATA_BYTES,
     NO_OFFSET,
-    OFFSET_METADATA_TOO_LARGE,
     CommittedOffset,
     commit_error,
 )
@@ -64,7 +63,7 @@ class OffsetHandlers:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         metadata = part["CommittedMetadata"]
         if metadata is not None and len(metadata.encode()) > MAX_METADATA_BYTES:
-            return OFFSET_METADATA_TOO_LARGE
+            return ErrorCode.OFFSET_METADATA_TOO_LARGE
         return ErrorCode.NONE if group_error is None else group_error
 
     def _store(self, group_id: str, topic: str, part: Message, now_ms: int) -> None:

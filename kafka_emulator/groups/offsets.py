@@ -10,7 +10,6 @@ from kafka_emulator.protocol.errors import ErrorCode
 
 NO_OFFSET = -1  # OffsetFetchResponse.INVALID_OFFSET: "no committed offset"
 MAX_METADATA_BYTES = 4096  # offset.metadata.max.bytes
-OFFSET_METADATA_TOO_LARGE = 12  # not in the shared ErrorCode enum
 
 
 @dataclass(frozen=True)
