@@ -142,11 +142,9 @@ def test_serve_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
         assert unauthenticated.status_code == 401
         assert unauthenticated.headers["www-authenticate"] == 'Bearer realm="kafka-purge"'
         for size in (9_000, 15_000, 64_000, 1_000_000):
-            started = time.perf_counter()
             status = _status_with_authorization(f"{base}/v1/deletions", "Bearer " + "a" * size)
             # Our 8 KiB token cap answers 401; larger header blocks are refused by uvicorn's parser.
             assert status == 401 if size < 10_000 else status in (None, 400, 401, 431), (size, status)
-            assert time.perf_counter() - started < 2.0
         assert _get(f"{base}/healthz") is not None, "still serving after oversized credentials"
         assert service.stop() == 0
 

@@ -147,13 +147,10 @@ async def test_token_from_a_key_outside_the_jwks_is_rejected(idp: FakeIdP, clien
 async def test_oversized_token_is_refused_before_parsing(idp: FakeIdP, client_for: ClientFactory) -> None:
     big = idp.sign(good_claims(padding="x" * 9000))
     async with client_for(idp_settings(idp)) as (client, _):
-        started = time.perf_counter()
         response = await client.get("/test/whoami", headers=auth_header(big))
-        elapsed = time.perf_counter() - started
     assert_unauthenticated(response)
     assert "too large" in response.headers["www-authenticate"]
     assert idp.hits == 0  # refused before any key lookup
-    assert elapsed < 1.0
 
 
 async def test_unknown_crit_header_is_rejected(idp: FakeIdP, client_for: ClientFactory) -> None:
