@@ -85,7 +85,7 @@ class Executor:
             return
         self._stopping = False
         self._task = asyncio.create_task(self._run(), name=f"executor {self.instance_id}")
-        log.info("executor started", extra={"instance_id": self.instance_id})
+        log.info("executor %s started", self.instance_id, extra={"instance_id": self.instance_id})
 
     async def stop(self, grace_seconds: float = 5.0) -> None:
         """Stop claiming; let claimed batches finish for ``grace_seconds``, then cancel them and give their
@@ -104,7 +104,12 @@ class Executor:
         except DBAPIError:
             log.exception("executor could not release its leases; they expire on their own")
             released = 0
-        log.info("executor stopped", extra={"instance_id": self.instance_id, "released": released})
+        log.info(
+            "executor %s stopped, %d leases given back",
+            self.instance_id,
+            released,
+            extra={"instance_id": self.instance_id, "released": released},
+        )
 
     async def run_once(self) -> int:
         """Claim one batch and work it to the end; the number of partitions claimed."""
@@ -151,6 +156,9 @@ class Executor:
                 lease_seconds=self._worker.lease_seconds,
                 limit=self._worker.claim_batch,
             )
+        if claims:
+            async with write_transaction(self._sessionmaker) as session:
+                await repo.mark_started(session, sorted({c.deletion_id for c in claims}), now=utcnow())
         metrics.CLAIMED.inc(len(claims))
         return claims
 
@@ -183,7 +191,12 @@ class Executor:
             metrics.OUTCOMES.labels(status=status.value).inc(count)
         metrics.STALE_WRITES.inc(result.stale)
         log.info(
-            "applied DeleteRecords outcomes",
+            "applied outcomes: cluster=%s partitions=%d applied=%s stale=%d completed=%s",
+            group.cluster,
+            len(group.claims),
+            {s.value: n for s, n in result.applied.items()},
+            result.stale,
+            result.completed,
             extra={
                 "instance_id": self.instance_id,
                 "cluster": group.cluster,

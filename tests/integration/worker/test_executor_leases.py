@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from worker_helpers import Target, drive, insert_deletion, leader_of, partitions_of, produce, wait_until
+from worker_helpers import (
+    Target,
+    deletion_status,
+    drive,
+    insert_deletion,
+    leader_of,
+    partitions_of,
+    produce,
+    wait_until,
+)
 
 from app.adapters.kafka import KafkaClusters
 from app.settings import Settings
@@ -68,6 +77,8 @@ async def test_graceful_stop_gives_the_leases_back(
     await stopping.stop(grace_seconds=0.1)
     [row] = await partitions_of(sessionmaker, deletion_id)
     assert (row.status, row.lease_expires_at, row.fence) == ("in_progress", None, 1)
+    # Claimed means started, even before any outcome came back.
+    assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
     # Another instance takes the row at once instead of waiting out a 30 s lease.
     successor = Executor(sessionmaker, gateway, settings, instance_id="successor")
     assert await drive(successor, sessionmaker, deletion_id, timeout_s=5) == "succeeded"

@@ -23,6 +23,7 @@ from app.adapters.db.repositories.claims.claiming import claim_due, release_leas
 from app.adapters.db.repositories.claims.common import Claim, PartitionUpdate
 from app.adapters.db.repositories.claims.rollup import (
     lock_deletions,
+    mark_started,
     partition_outcomes,
     set_deletion_status,
     status_counts,
@@ -34,6 +35,7 @@ __all__ = [
     "PartitionUpdate",
     "claim_due",
     "lock_deletions",
+    "mark_started",
     "partition_outcomes",
     "release_leases",
     "renew_leases",

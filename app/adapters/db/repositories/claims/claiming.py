@@ -39,14 +39,14 @@ def _due(now: datetime) -> list[ColumnElement[bool]]:
 async def claim_due(
     session: AsyncSession, *, owner: str, now: datetime, lease_seconds: float, limit: int
 ) -> list[Claim]:
-    """Claim up to ``limit`` due rows for ``owner``, oldest ``next_attempt_at`` first."""
+    """Claim up to ``limit`` due rows for ``owner``, oldest ``next_attempt_at`` first: one UPDATE statement
+    (PostgreSQL: its rows come from a ``FOR UPDATE SKIP LOCKED`` common table expression)."""
     postgresql = is_postgresql(session)
     due_ids = select(PD.c.id).where(*_due(now)).order_by(PD.c.next_attempt_at, PD.c.id).limit(limit)
     if postgresql:
-        locked = (await session.execute(due_ids.with_for_update(skip_locked=True, of=PD))).scalars().all()
-        if not locked:
-            return []
-        target = id_in(locked, postgresql=True)
+        # Materialized, so the locking subquery runs exactly once; rows other claimers hold are skipped.
+        locked = due_ids.with_for_update(skip_locked=True, of=PD).cte("due").prefix_with("MATERIALIZED")
+        target = PD.c.id == locked.c.id
     else:
         target = PD.c.id.in_(due_ids.scalar_subquery())
     lease_until = now + timedelta(seconds=lease_seconds)

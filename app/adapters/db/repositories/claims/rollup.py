@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories.claims.common import PD, is_postgresql
-from app.domain.deletions import PartitionStatus
+from app.domain.deletions import DeletionStatus, PartitionStatus
 
 
 async def lock_deletions(session: AsyncSession, deletion_ids: Sequence[str]) -> dict[str, str]:
@@ -64,3 +64,15 @@ async def partition_outcomes(session: AsyncSession, deletion_id: str) -> list[di
         .order_by(PD.c.topic, PD.c.partition)
     )
     return [dict(row._mapping) for row in (await session.execute(stmt)).all()]
+
+
+async def mark_started(session: AsyncSession, deletion_ids: Sequence[str], *, now: datetime) -> None:
+    """pending -> in_progress for deletions whose partitions were just claimed. Its own short transaction
+    after the claim: taking deletion row locks inside the claim (after partition locks) would invert the
+    write-back's lock order."""
+    await session.execute(
+        update(Deletion)
+        .where(Deletion.id.in_(sorted(deletion_ids)), Deletion.status == DeletionStatus.PENDING.value)
+        .values(status=DeletionStatus.IN_PROGRESS.value, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
