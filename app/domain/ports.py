@@ -48,6 +48,55 @@ class PartitionInfo:
     high_watermark: int
 
 
+@dataclass(frozen=True)
+class TimeOffset:
+    """ListOffsets by timestamp: the first offset whose record time is at or after the asked time.
+
+    ``offset`` is -1 when no record is at or after that time (Kafka answers error NONE with -1/-1).
+    """
+
+    offset: int
+    timestamp: int
+
+
+@dataclass(frozen=True)
+class PartitionPlacement:
+    leader: int
+    replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TopicLayout:
+    """A topic as the metadata shows it; ``internal`` follows Kafka's ``Topic.isInternal`` names."""
+
+    name: str
+    internal: bool
+    partitions: dict[int, PartitionPlacement]
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    """A classic group member; subscriptions and assignment are known only while the group is Stable."""
+
+    member_id: str
+    client_id: str
+    client_host: str
+    subscribed_topics: tuple[str, ...]
+    assigned: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True)
+class GroupInfo:
+    group_id: str
+    state: str  # Kafka's group state name, "Dead" for a group that does not exist
+    protocol_type: str
+    members: tuple[GroupMember, ...]
+
+    @property
+    def has_active_members(self) -> bool:
+        return bool(self.members)
+
+
 class KafkaGateway(Protocol):
     """The Kafka operations kafka-purge performs on a configured cluster (by name)."""
 
@@ -79,6 +128,40 @@ class KafkaGateway(Protocol):
     ) -> dict[TopicPartition, PartitionOutcome]:
         """One DeleteRecords per leader with all its partitions, leaders in parallel; every partition's
         outcome (no retries here: the executor decides what to retry)."""
+        ...
+
+    async def offsets_for_times(
+        self, cluster: str, times: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, TimeOffset]:
+        """ListOffsets by timestamp (epoch ms) on each partition's leader, one request per leader."""
+        ...
+
+    async def topic_layouts(self, cluster: str, topics: Sequence[str]) -> dict[str, TopicLayout]:
+        """Leaders and replicas of each existing topic among ``topics`` (fresh metadata)."""
+        ...
+
+    async def topic_configs(
+        self, cluster: str, topics: Sequence[str], names: Sequence[str]
+    ) -> dict[str, dict[str, str]]:
+        """DescribeConfigs: the values of ``names`` for each topic (a name the broker omits is absent)."""
+        ...
+
+    async def delete_records_versions(self, cluster: str) -> dict[int, int]:
+        """Each broker's highest DeleteRecords version from its ApiVersions (-1: not advertised)."""
+        ...
+
+    async def list_groups(self, cluster: str) -> list[str]:
+        """Every group of the cluster: ListGroups on every broker (each lists the groups it coordinates)."""
+        ...
+
+    async def describe_groups(self, cluster: str, groups: Sequence[str]) -> dict[str, GroupInfo]:
+        """DescribeGroups on each group's coordinator; member subscriptions and assignments decoded."""
+        ...
+
+    async def committed_offsets(
+        self, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
+    ) -> dict[str, dict[TopicPartition, int]]:
+        """OffsetFetch on each group's coordinator; only partitions the group has a commit on appear."""
         ...
 
     async def ping(self, cluster: str) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
 from app.adapters.kafka.errors import ERROR_NAMES, error_name
+from app.adapters.kafka.inspection import ClusterInspection
 from app.adapters.kafka.metadata import (
     EARLIEST,
     LATEST,
@@ -40,7 +41,7 @@ def _outcomes(
     return dict.fromkeys(partitions, outcome)
 
 
-class KafkaClusters:
+class KafkaClusters(ClusterInspection):
     """One lazily started aiokafka client per configured cluster."""
 
     def __init__(self, clusters: Mapping[str, ClusterSettings]) -> None:

@@ -1,0 +1,156 @@
+"""Offset specs: saying where to cut the way people think, resolved to concrete offsets at accept time.
+
+An entry of a deletion request carries exactly one spec:
+
+- ``offset``: a concrete offset, -1 meaning the high watermark (as Kafka's ``beforeOffset(-1)``);
+- ``before``: a time (epoch ms); ListOffsets by timestamp gives the first record at or after it. When no
+  record is at or after that time every record is older, so the cut is the high watermark;
+- ``committed_by``: the minimum committed offset of these consumer groups. A group without a commit on
+  the partition makes it unresolvable: fail closed, never guess;
+- ``to_end``: the high watermark.
+
+Whole-topic entries (no partition) expand to every partition of the topic. Resolution is pure: the
+caller reads the facts from Kafka (``needed_facts`` says which) and hands them in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.domain.ports import TimeOffset, TopicPartition
+
+HIGH_WATERMARK = -1
+
+
+@dataclass(frozen=True)
+class OffsetSpec:
+    """Exactly one of the four ways to name a cut."""
+
+    offset: int | None = None
+    before_ms: int | None = None
+    committed_by: tuple[str, ...] = ()
+    to_end: bool = False
+
+    def __post_init__(self) -> None:
+        chosen = [self.offset is not None, self.before_ms is not None, bool(self.committed_by), self.to_end]
+        if sum(chosen) != 1:
+            raise ValueError("an offset spec has exactly one of offset, before, committed_by, to")
+
+    def as_json(self) -> dict[str, object]:
+        if self.offset is not None:
+            return {"offset": self.offset}
+        if self.before_ms is not None:
+            return {"before_ms": self.before_ms}
+        if self.committed_by:
+            return {"committed_by": list(self.committed_by)}
+        return {"to": "end"}
+
+    @property
+    def requested_offset(self) -> int:
+        """The offset column kept from issue 3: the literal offset, or -1 (resolved from a spec)."""
+        return self.offset if self.offset is not None else HIGH_WATERMARK
+
+
+@dataclass(frozen=True)
+class SpecEntry:
+    index: int  # position in the request, for error pointers
+    topic: str
+    partition: int | None  # None: every partition of the topic
+    spec: OffsetSpec
+
+
+@dataclass(frozen=True)
+class PlannedCut:
+    index: int
+    partition: TopicPartition
+    spec: OffsetSpec
+
+
+@dataclass(frozen=True)
+class Problem:
+    index: int
+    message: str
+
+
+def expand(
+    entries: Sequence[SpecEntry], partition_counts: Mapping[str, int]
+) -> tuple[list[PlannedCut], list[Problem]]:
+    """Concrete partitions for each entry; unknown topics/partitions and duplicates are problems."""
+    cuts: list[PlannedCut] = []
+    problems: list[Problem] = []
+    seen: dict[TopicPartition, int] = {}
+    for entry in entries:
+        count = partition_counts.get(entry.topic)
+        if count is None or (entry.partition is not None and entry.partition >= count):
+            where = entry.topic if entry.partition is None else f"{entry.topic}-{entry.partition}"
+            problems.append(Problem(entry.index, f"unknown topic or partition {where}"))
+            continue
+        numbers = range(count) if entry.partition is None else [entry.partition]
+        for number in numbers:
+            tp = TopicPartition(entry.topic, number)
+            if tp in seen:
+                problems.append(Problem(entry.index, f"{tp} is also named by entry {seen[tp]}"))
+                continue
+            seen[tp] = entry.index
+            cuts.append(PlannedCut(entry.index, tp, entry.spec))
+    return cuts, problems
+
+
+@dataclass(frozen=True)
+class NeededFacts:
+    high_watermarks: list[TopicPartition] = field(default_factory=list)
+    times: dict[TopicPartition, int] = field(default_factory=dict)
+    groups: list[str] = field(default_factory=list)
+    group_partitions: list[TopicPartition] = field(default_factory=list)
+
+
+def needed_facts(cuts: Sequence[PlannedCut]) -> NeededFacts:
+    needed = NeededFacts()
+    groups: set[str] = set()
+    for cut in cuts:
+        spec = cut.spec
+        if spec.before_ms is not None:
+            needed.times[cut.partition] = spec.before_ms
+        if spec.committed_by:
+            groups.update(spec.committed_by)
+            needed.group_partitions.append(cut.partition)
+        if spec.to_end or spec.offset == HIGH_WATERMARK or spec.before_ms is not None:
+            needed.high_watermarks.append(cut.partition)
+    needed.groups.extend(sorted(groups))
+    return needed
+
+
+@dataclass(frozen=True)
+class Facts:
+    high_watermarks: Mapping[TopicPartition, int]
+    times: Mapping[TopicPartition, TimeOffset]
+    committed: Mapping[str, Mapping[TopicPartition, int]]
+
+
+def resolve_one(cut: PlannedCut, facts: Facts) -> int | str:
+    """The concrete offset of one cut, or why it cannot be resolved."""
+    spec, tp = cut.spec, cut.partition
+    if spec.offset is not None and spec.offset != HIGH_WATERMARK:
+        return spec.offset
+    if spec.before_ms is not None:
+        found = facts.times[tp].offset
+        return found if found >= 0 else facts.high_watermarks[tp]
+    if spec.committed_by:
+        missing = [g for g in spec.committed_by if tp not in facts.committed.get(g, {})]
+        if missing:
+            return f"group(s) {', '.join(missing)} have no committed offset on {tp}"
+        return min(facts.committed[g][tp] for g in spec.committed_by)
+    return facts.high_watermarks[tp]
+
+
+def resolve(cuts: Sequence[PlannedCut], facts: Facts) -> tuple[dict[TopicPartition, int], list[Problem]]:
+    resolved: dict[TopicPartition, int] = {}
+    problems: list[Problem] = []
+    for cut in cuts:
+        answer = resolve_one(cut, facts)
+        if isinstance(answer, str):
+            problems.append(Problem(cut.index, answer))
+        else:
+            resolved[cut.partition] = answer
+    return resolved, problems
