@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from app.domain.ports import TopicPartition
+from app.domain.ports import GroupInfo, TopicPartition
 
 SPARK_GROUP_PREFIX = "spark-kafka-source-"
+ACTIVE_GROUP_STATES = frozenset({"Stable", "PreparingRebalance", "CompletingRebalance"})
 ACTIVE_GROUP_STATES = frozenset(
     {"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
 )
@@ -35,6 +36,24 @@ ACTIVE_GROUP_STATES = frozenset(
 
 def is_spark_source_group(group_id: str) -> bool:
     return group_id.startswith(SPARK_GROUP_PREFIX)
+
+
+def group_is_active(group: GroupInfo) -> bool:
+    return bool(group.members) and group.state in ACTIVE_GROUP_STATES
+
+
+def group_may_read(group: GroupInfo, topic: str) -> bool:
+    """Whether an active group's members may read ``topic``. Subscriptions and assignments are known only
+    while the group is Stable, and a member whose metadata did not decode may read anything."""
+    if group.protocol_type not in ("consumer", ""):
+        return False  # e.g. a Connect worker group: its members read no topic through it
+    if group.state != "Stable":
+        return True
+    for member in group.members:
+        topics = set(member.subscribed_topics) | {tp.topic for tp in member.assigned}
+        if not topics or topic in topics:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -92,27 +111,6 @@ class PartitionOffsets:
 
 
 @dataclass(frozen=True)
-class GroupDescription:
-    """A consumer group as DescribeGroups shows it; ``topics`` are the topics its members subscribe to or
-    are assigned (None: unknown, e.g. an undecodable assignment, so it may read anything)."""
-
-    group_id: str
-    state: str
-    protocol_type: str = "consumer"
-    members: int = 0
-    topics: frozenset[str] | None = frozenset()
-
-    @property
-    def active(self) -> bool:
-        return self.members > 0 and self.state in ACTIVE_GROUP_STATES
-
-    def may_read(self, topic: str) -> bool:
-        if self.protocol_type not in ("consumer", ""):
-            return False  # e.g. a Connect worker group: its members read no topic through it
-        return self.topics is None or topic in self.topics
-
-
-@dataclass(frozen=True)
 class ClusterView:
     """Everything a sweep reads from the cluster and from the service's own records.
 
@@ -125,7 +123,7 @@ class ClusterView:
     group_offsets: Mapping[str, Mapping[TopicPartition, int]] = field(default_factory=dict)
     failed_consumers: Mapping[str, str] = field(default_factory=dict)
     spark_offsets: Mapping[str, Mapping[TopicPartition, int]] = field(default_factory=dict)
-    groups: Sequence[GroupDescription] = ()
+    groups: Sequence[GroupInfo] = ()
 
 
 class SkipReason(StrEnum):
@@ -182,7 +180,9 @@ def _foreign_groups(view: ClusterView, topic: str, covered: set[str]) -> list[st
     return sorted(
         g.group_id
         for g in view.groups
-        if g.active and g.may_read(topic) and (g.group_id not in covered or is_spark_source_group(g.group_id))
+        if group_is_active(g)
+        and group_may_read(g, topic)
+        and (g.group_id not in covered or is_spark_source_group(g.group_id))
     )
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.ports import TopicPartition
+from app.domain.ports import GroupInfo, GroupMember, TopicPartition
 from app.domain.retention import (
     ClusterView,
     ConsumerSelection,
-    GroupDescription,
     PartitionOffsets,
     RetentionRules,
     SkipReason,
@@ -27,6 +26,16 @@ def rules(
     **kw: int,
 ) -> RetentionRules:
     return RetentionRules(TopicSelector(prefix="inter."), ConsumerSelection(groups, spark, all_groups), **kw)
+
+
+def group(
+    name: str, state: str = "Stable", topics: tuple[str, ...] | None = (), protocol: str = "consumer"
+) -> GroupInfo:
+    """A group; ``topics=None`` is a member whose subscription did not decode, ``()`` one with no member."""
+    if topics == ():
+        return GroupInfo(name, state, protocol, ())
+    member = GroupMember("m-1", "client", "/127.0.0.1", tuple(topics or ()), ())
+    return GroupInfo(name, state, protocol, (member,))
 
 
 def offsets(lso: int = 0, hw: int = 100, young_from: int | None = None) -> PartitionOffsets:
@@ -153,8 +162,8 @@ def test_all_groups_uses_every_group_with_commits_on_the_topic() -> None:
             "spark-kafka-source-123-driver-0": {T0: 5, T1: 5},
         },
         groups=[
-            GroupDescription("a", "Empty"),
-            GroupDescription("b", "Stable", members=1, topics=frozenset({"inter.a"})),
+            group("a", "Empty"),
+            group("b", topics=("inter.a",)),
         ],
     )
     plan = plan_sweep(rules(groups=(), all_groups=True), view)
@@ -165,7 +174,7 @@ def test_all_groups_skips_a_topic_read_by_an_active_group_without_commits() -> N
     view = ClusterView(
         partitions={T0: offsets(), TopicPartition("inter.b", 0): offsets()},
         group_offsets={"a": {T0: 50, TopicPartition("inter.b", 0): 50}},
-        groups=[GroupDescription("newcomer", "Stable", members=2, topics=frozenset({"inter.a"}))],
+        groups=[group("newcomer", topics=("inter.a",))],
     )
     plan = plan_sweep(rules(groups=(), all_groups=True), view)
     assert plan.skipped[T0].reason is SkipReason.FOREIGN_ACTIVE_GROUP
@@ -177,7 +186,7 @@ def test_all_groups_treats_an_active_spark_source_group_as_foreign() -> None:
     view = ClusterView(
         partitions={T0: offsets()},
         group_offsets={"a": {T0: 50}, "spark-kafka-source-x-driver-0": {T0: 90}},
-        groups=[GroupDescription("spark-kafka-source-x-driver-0", "Stable", members=1, topics=None)],
+        groups=[group("spark-kafka-source-x-driver-0", topics=("inter.a",))],
     )
     assert (
         plan_sweep(rules(groups=(), all_groups=True), view).skipped[T0].reason
@@ -190,19 +199,31 @@ def test_all_groups_ignores_inactive_and_non_consumer_groups() -> None:
         partitions={T0: offsets()},
         group_offsets={"a": {T0: 50}},
         groups=[
-            GroupDescription("gone", "Empty", members=0, topics=None),
-            GroupDescription("connect-cluster", "Stable", protocol_type="connect", members=3, topics=None),
-            GroupDescription("reads-other", "Stable", members=1, topics=frozenset({"other"})),
+            group("gone", "Empty"),
+            group("connect-cluster", topics=None, protocol="connect"),
+            group("reads-other", topics=("other",)),
         ],
     )
     assert plan_sweep(rules(groups=(), all_groups=True), view).deletions == {T0: 50}
+
+
+def test_a_rebalancing_group_may_read_anything() -> None:
+    view = ClusterView(
+        partitions={T0: offsets()},
+        group_offsets={"a": {T0: 50}},
+        groups=[group("moving", "PreparingRebalance", topics=("other",))],
+    )
+    assert (
+        plan_sweep(rules(groups=(), all_groups=True), view).skipped[T0].reason
+        is SkipReason.FOREIGN_ACTIVE_GROUP
+    )
 
 
 def test_all_groups_with_unknown_assignment_is_foreign() -> None:
     view = ClusterView(
         partitions={T0: offsets()},
         group_offsets={"a": {T0: 50}},
-        groups=[GroupDescription("opaque", "Stable", members=1, topics=None)],
+        groups=[group("opaque", topics=None)],
     )
     assert (
         plan_sweep(rules(groups=(), all_groups=True), view).skipped[T0].reason
