@@ -105,6 +105,8 @@ class PartitionDeletion(Base):
     partition: Mapped[int] = mapped_column(Integer)
     requested_offset: Mapped[int] = mapped_column(BigInteger)
     resolved_offset: Mapped[int] = mapped_column(BigInteger)
+    # The offset spec the partition came from (offset, before, committed_by or to), as the request said it.
+    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     status: Mapped[str] = mapped_column(String(32))
     low_watermark: Mapped[int | None] = mapped_column(BigInteger)
     leader_log_start_offset: Mapped[int | None] = mapped_column(BigInteger)

@@ -22,6 +22,7 @@ class PlannedPartition:
     partition: TopicPartition
     requested_offset: int
     resolved_offset: int
+    spec: dict[str, object] | None = None
 
 
 async def find_by_idempotency_key(session: AsyncSession, principal: str, key: str) -> Deletion | None:
@@ -43,6 +44,7 @@ async def create_deletion(
             "partition": p.partition.partition,
             "requested_offset": p.requested_offset,
             "resolved_offset": p.resolved_offset,
+            "spec": p.spec,
             "status": PartitionStatus.PENDING.value,
             "attempts": 0,
             "fence": 0,
