@@ -1,0 +1,231 @@
+"""Authorization decisions with the semantics of Kafka's StandardAuthorizer (KIP-11).
+
+``authorize`` answers one question: may a caller (one or more principals, from one client IP) perform an
+operation on a named resource? In order (kafka-semantics.md §5.1):
+
+1. a caller holding a super-user principal is allowed, whatever the bindings say;
+2. the candidate bindings are those on the resource type whose pattern covers the name: LITERAL equal,
+   LITERAL ``*``, PREFIXED with a prefix of the name; with none at all the answer is
+   ``allow_everyone_if_no_acl_found``;
+3. a candidate applies when its principal is one of the caller's or ``User:*``, its host is ``*`` or the
+   client IP, and its operation is the one asked, ALL, or (ALLOW only) one that implies it;
+4. any applicable DENY wins; otherwise any applicable ALLOW allows; otherwise denied.
+
+Speed: bindings are indexed per resource type, LITERAL names in a dict and PREFIXED names in a sorted
+list searched by bisection (the prefixes of a name are found in a few O(log n) steps, never by a scan),
+and inside each pattern grouped by principal, so a decision only reads the bindings of the caller's own
+principals and ``User:*``.
+
+Changes: an ``Authorizer`` is immutable. ``with_changes`` returns a rebuilt one (O(n log n), about a
+quarter of a second at 100,000 bindings); the caller swaps the reference, so no decision ever sees a
+half-applied change.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from app.domain.acl import (
+    WILDCARD_HOST,
+    WILDCARD_PRINCIPAL,
+    WILDCARD_RESOURCE,
+    AclBinding,
+    AclFilter,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+    validate_principal,
+)
+
+# Which granted operations also grant the asked one (AclOperation javadoc); DENY implies nothing.
+_IMPLIED_BY_ALLOW: dict[Operation, frozenset[Operation]] = {
+    Operation.DESCRIBE: frozenset({Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER}),
+    Operation.DESCRIBE_CONFIGS: frozenset({Operation.ALTER_CONFIGS}),
+}
+_NOTHING: frozenset[Operation] = frozenset()
+
+# principal -> that principal's bindings on one resource pattern
+_Bucket = dict[str, list[AclBinding]]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    allowed: bool
+    reason: str
+    matched_binding: AclBinding | None = None
+
+
+def parse_super_users(text: str) -> frozenset[str]:
+    """Kafka's ``super.users``: ``;``-separated ``Type:Name``, entries trimmed, empty entries skipped."""
+    users = [entry.strip() for entry in text.split(";")]
+    for user in users:
+        if user:
+            validate_principal(user, "super_users")
+    return frozenset(user for user in users if user)
+
+
+def parse_kafka_bool(text: str) -> bool:
+    """Java's ``Boolean.parseBoolean(value.trim())``, as Kafka reads ``allow.everyone.if.no.acl.found``."""
+    return text.strip().lower() == "true"
+
+
+def operation_matches(binding: AclBinding, operation: Operation) -> bool:
+    if binding.operation == Operation.ALL or binding.operation == operation:
+        return True
+    return binding.permission == Permission.ALLOW and binding.operation in _IMPLIED_BY_ALLOW.get(
+        operation, _NOTHING
+    )
+
+
+def _common_prefix_length(a: str, b: str) -> int:
+    length = min(len(a), len(b))
+    for i in range(length):
+        if a[i] != b[i]:
+            return i
+    return length
+
+
+def prefixes_in(sorted_names: Sequence[str], name: str) -> list[str]:
+    """Every element of ``sorted_names`` that is a prefix of ``name`` (``name`` itself included).
+
+    Each prefix of ``name`` sorts at or below it. Take the greatest element ``s <= target``: if it is a
+    prefix, keep it and continue below it; if not, no prefix of ``target`` longer than the part shared
+    with ``s`` can exist (it would sort between ``s`` and ``target``), so continue with that shared part.
+    Every step shortens the target and narrows the search range.
+    """
+    found: list[str] = []
+    target = name
+    high = len(sorted_names)
+    while target:
+        index = bisect_right(sorted_names, target, 0, high) - 1
+        if index < 0:
+            break
+        candidate = sorted_names[index]
+        if target.startswith(candidate):
+            found.append(candidate)
+            target = candidate[:-1]
+        else:
+            target = target[: _common_prefix_length(candidate, target)]
+        high = index
+    return found
+
+
+class _PatternIndex:
+    """The bindings of one resource type, by pattern name and then by principal."""
+
+    __slots__ = ("_literal", "_prefixed", "_prefixes")
+
+    def __init__(self, bindings: Iterable[AclBinding]) -> None:
+        self._literal: dict[str, _Bucket] = {}
+        self._prefixed: dict[str, _Bucket] = {}
+        for binding in bindings:
+            table = self._literal if binding.pattern_type == PatternType.LITERAL else self._prefixed
+            table.setdefault(binding.resource_name, {}).setdefault(binding.principal, []).append(binding)
+        self._prefixes = sorted(self._prefixed)
+
+    def buckets(self, name: str) -> list[_Bucket]:
+        """The buckets of every pattern that covers the literal resource ``name``."""
+        found: list[_Bucket] = []
+        exact = self._literal.get(name)
+        if exact is not None:
+            found.append(exact)
+        if name != WILDCARD_RESOURCE:
+            wildcard = self._literal.get(WILDCARD_RESOURCE)
+            if wildcard is not None:
+                found.append(wildcard)
+        if self._prefixes:
+            found.extend(self._prefixed[prefix] for prefix in prefixes_in(self._prefixes, name))
+        return found
+
+
+class Authorizer:
+    """Immutable KIP-11 authorizer over a set of bindings (see the module docstring)."""
+
+    __slots__ = ("_allow_everyone", "_bindings", "_indexes", "_super_users")
+
+    def __init__(
+        self,
+        bindings: Iterable[AclBinding],
+        super_users: Iterable[str] = frozenset(),
+        allow_everyone_if_no_acl_found: bool = False,
+    ) -> None:
+        self._bindings = tuple(dict.fromkeys(bindings))
+        self._super_users = frozenset(super_users)
+        for user in self._super_users:
+            validate_principal(user, "super_users")
+        self._allow_everyone = allow_everyone_if_no_acl_found
+        self._indexes = {
+            kind: _PatternIndex(b for b in self._bindings if b.resource_type == kind) for kind in ResourceType
+        }
+
+    @property
+    def bindings(self) -> tuple[AclBinding, ...]:
+        return self._bindings
+
+    @property
+    def super_users(self) -> frozenset[str]:
+        return self._super_users
+
+    @property
+    def allow_everyone_if_no_acl_found(self) -> bool:
+        return self._allow_everyone
+
+    def __len__(self) -> int:
+        return len(self._bindings)
+
+    def with_changes(
+        self, added: Iterable[AclBinding] = (), removed: Iterable[AclBinding] = ()
+    ) -> Authorizer:
+        """A new authorizer with ``removed`` taken out and then ``added`` put in (a full rebuild)."""
+        gone = set(removed)
+        kept = [binding for binding in self._bindings if binding not in gone]
+        return Authorizer([*kept, *added], self._super_users, self._allow_everyone)
+
+    def matching(self, acl_filter: AclFilter) -> list[AclBinding]:
+        """The bindings selected by a Kafka filter, in insertion order (a linear pass: admin use only)."""
+        return [binding for binding in self._bindings if acl_filter.matches(binding)]
+
+    def authorize(
+        self,
+        principals: Sequence[str],
+        client_host: str,
+        operation: Operation,
+        resource_type: ResourceType,
+        resource_name: str,
+    ) -> Decision:
+        if isinstance(principals, str) or not principals:
+            raise ValueError("principals must be a non-empty sequence of 'Type:Name' strings")
+        # str() drops str subclasses, as Kafka drops KafkaPrincipal subclasses before comparing.
+        callers = [str(principal) for principal in principals]
+        for principal in callers:
+            if principal in self._super_users:
+                return Decision(True, f"super user {principal}")
+        buckets = self._indexes[resource_type].buckets(resource_name)
+        if not buckets:
+            setting = "true" if self._allow_everyone else "false"
+            return Decision(self._allow_everyone, f"no ACL found, allow_everyone_if_no_acl_found={setting}")
+        keys = dict.fromkeys([*callers, WILDCARD_PRINCIPAL])
+        return _decide(buckets, keys, client_host, operation)
+
+
+def _decide(
+    buckets: list[_Bucket], principals: Iterable[str], client_host: str, operation: Operation
+) -> Decision:
+    allowed_by: AclBinding | None = None
+    for principal in principals:
+        for bucket in buckets:
+            for binding in bucket.get(principal, ()):
+                if binding.host != WILDCARD_HOST and binding.host != client_host:
+                    continue
+                if not operation_matches(binding, operation):
+                    continue
+                if binding.permission == Permission.DENY:
+                    return Decision(False, f"denied by {binding}", binding)
+                if allowed_by is None:
+                    allowed_by = binding
+    if allowed_by is None:
+        return Decision(False, "no matching ALLOW binding")
+    return Decision(True, f"allowed by {allowed_by}", allowed_by)
