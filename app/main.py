@@ -21,7 +21,7 @@ from app.api.deps import AllowAll, Authorization, Services
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
-from app.api.routers import audit, deletions, health, partitions
+from app.api.routers import audit, deletions, health, offsets, partitions
 from app.domain.ports import KafkaGateway
 from app.settings import Settings, get_settings
 from app.worker import Executor
@@ -71,7 +71,7 @@ def create_app(
     app = FastAPI(title="kafka-purge", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     install_problem_handlers(app)
     auth.install(app, settings)
-    for module in (deletions, partitions, audit, health):
+    for module in (deletions, partitions, offsets, audit, health):
         app.include_router(module.router)
     # Added innermost first: the request id is set before anything can answer, even a 413.
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.limits.max_body_bytes)

@@ -23,12 +23,13 @@ from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session, write_transaction
 from app.api.deps import Services
+from app.api.planning import plan_deletion
 from app.api.problems import invalid_parameter
 from app.api.schemas.deletions import DeletionCreate
 from app.audit import append_event, canonical_json
 from app.auth import Principal
 from app.domain.deletions import DeletionStatus
-from app.domain.ports import TopicPartition
+from app.domain.impact import UnconsumedGroup
 from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
 
@@ -58,7 +59,7 @@ def check_limits(request: DeletionCreate, services: Services) -> int:
             "timeout_ms is over the limit.",
             errors=[FieldError("#/timeout_ms", f"must be at most {limits.max_timeout_ms}")],
         )
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, int | None]] = set()
     duplicates: list[FieldError] = []
     for index, item in enumerate(request.partitions):
         key = (item.topic, item.partition)
@@ -90,37 +91,6 @@ def _replay(existing: Deletion, fingerprint: str) -> Submission:
     return Submission(existing, replayed=True)
 
 
-async def _check_partitions_exist(services: Services, request: DeletionCreate) -> None:
-    topics = sorted({p.topic for p in request.partitions})
-    counts = await services.gateway.topic_partitions(request.cluster, topics)
-    unknown = [
-        (index, p)
-        for index, p in enumerate(request.partitions)
-        if p.topic not in counts or p.partition >= counts[p.topic]
-    ]
-    if unknown:
-        raise ValidationFailed(
-            f"{len(unknown)} partition(s) do not exist on cluster {request.cluster!r}.",
-            errors=[
-                FieldError(f"#/partitions/{i}", f"unknown topic or partition {p.topic}-{p.partition}")
-                for i, p in unknown[:MAX_LISTED]
-            ],
-            unknown_count=len(unknown),
-        )
-
-
-async def _plan(services: Services, request: DeletionCreate) -> list[repo.PlannedPartition]:
-    """Concrete offsets: -1 becomes the high watermark now, so a retry never deletes newer records."""
-    to_resolve = [TopicPartition(p.topic, p.partition) for p in request.partitions if p.offset == -1]
-    watermarks = await services.gateway.high_watermarks(request.cluster, to_resolve) if to_resolve else {}
-    planned = []
-    for p in request.partitions:
-        tp = TopicPartition(p.topic, p.partition)
-        resolved = watermarks[tp] if p.offset == -1 else p.offset
-        planned.append(repo.PlannedPartition(tp, p.offset, resolved))
-    return planned
-
-
 async def _existing(services: Services, principal: Principal, key: str | None) -> Deletion | None:
     if key is None:
         return None
@@ -145,11 +115,10 @@ async def submit_deletion(
         raise NotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})
     await services.authorization.check_delete_topics(principal, request.cluster, topics)
-    await _check_partitions_exist(services, request)
-    planned = await _plan(services, request)
+    planned, overridden = await plan_deletion(services, request)
     try:
         submission = await _store(
-            services, request, planned, principal, request_id, key, fingerprint, timeout_ms
+            services, request, planned, principal, request_id, key, fingerprint, timeout_ms, overridden
         )
     except IntegrityError:
         # A concurrent request with the same key won the unique constraint; answer with its deletion.
@@ -173,6 +142,7 @@ async def _store(
     key: str | None,
     fingerprint: str,
     timeout_ms: int,
+    overridden: Sequence[UnconsumedGroup] = (),
 ) -> Submission:
     now = datetime.now(UTC)
     deletion = Deletion(
@@ -205,26 +175,38 @@ async def _store(
             request_id=request_id,
             cluster=request.cluster,
             deletion_id=deletion.id,
-            details=_requested_details(request, planned, timeout_ms, key),
+            details=_requested_details(request, planned, timeout_ms, key, overridden),
             occurred_at=now,
         )
     return Submission(deletion, replayed=False, planned=planned)
 
 
 def _requested_details(
-    request: DeletionCreate, planned: Sequence[repo.PlannedPartition], timeout_ms: int, key: str | None
+    request: DeletionCreate,
+    planned: Sequence[repo.PlannedPartition],
+    timeout_ms: int,
+    key: str | None,
+    overridden: Sequence[UnconsumedGroup] = (),
 ) -> dict[str, object]:
     return {
         "reason": request.reason,
         "leader_only": request.leader_only,
         "timeout_ms": timeout_ms,
         "idempotency_key": key,
+        "allow_unconsumed": request.allow_unconsumed,
+        "ignore_groups": request.ignore_groups,
+        # The groups whose unread records this deletion removes, accepted through allow_unconsumed.
+        "unconsumed_groups": [
+            {"group": g.group, "unread_records": g.unread_records, "partitions": g.partitions}
+            for g in overridden
+        ],
         "partitions": [
             {
                 "topic": p.partition.topic,
                 "partition": p.partition.partition,
                 "requested_offset": p.requested_offset,
                 "resolved_offset": p.resolved_offset,
+                "spec": p.spec,
             }
             for p in planned
         ],

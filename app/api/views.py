@@ -61,6 +61,7 @@ def accepted_deletion_read(deletion: Deletion, planned: Sequence[repo.PlannedPar
                 partition=p.partition.partition,
                 requested_offset=p.requested_offset,
                 resolved_offset=p.resolved_offset,
+                spec=p.spec,
                 status=PartitionStatus.PENDING,
                 low_watermark=None,
                 leader_log_start_offset=None,

@@ -71,6 +71,7 @@ class PlannedCut:
 class Problem:
     index: int
     message: str
+    unknown: bool = False  # names a topic or partition that does not exist
 
 
 def expand(
@@ -84,7 +85,7 @@ def expand(
         count = partition_counts.get(entry.topic)
         if count is None or (entry.partition is not None and entry.partition >= count):
             where = entry.topic if entry.partition is None else f"{entry.topic}-{entry.partition}"
-            problems.append(Problem(entry.index, f"unknown topic or partition {where}"))
+            problems.append(Problem(entry.index, f"unknown topic or partition {where}", unknown=True))
             continue
         numbers = range(count) if entry.partition is None else [entry.partition]
         for number in numbers:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Response
+from fastapi.responses import JSONResponse
 
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session, write_transaction
@@ -19,6 +20,8 @@ from app.api.schemas.deletions import (
     TopicName,
 )
 from app.api.strict_json import StrictJsonRoute
+from app.api.preview import preview_deletion
+from app.api.schemas.inspection import DeletionPreview
 from app.api.submission import submit_deletion
 from app.api.views import (
     accepted_deletion_read,
@@ -42,9 +45,14 @@ REPLAY_HEADER = "Idempotent-Replayed"
     "",
     status_code=202,
     response_model=DeletionRead,
-    responses=problem_responses(400, 401, 403, 404, 413, 415, 422, 503),
+    responses={
+        **problem_responses(400, 401, 403, 404, 409, 413, 415, 422, 503),
+        200: {"model": DeletionPreview, "description": "With `dry_run: true`: the preview; nothing sent"},
+    },
     description=(
-        "Accept a deletion request; -1 offsets are resolved to the current high watermark now. "
+        "Accept a deletion request; offset specs (offset, before, committed_by, to) are resolved to "
+        "concrete offsets now. Records some consumer group has not read are refused (409) unless "
+        "`allow_unconsumed` or `ignore_groups` say otherwise; `dry_run: true` answers 200 with a preview. "
         "With an `Idempotency-Key` (scoped to the caller), repeating the same request answers 202 with "
         "the deletion first created and `Idempotent-Replayed: true`; the same key with a different "
         "request is a 422."
@@ -59,6 +67,9 @@ async def create_deletion(
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)] = None,
 ) -> DeletionRead:
     """Accept a deletion request; -1 offsets are resolved to the current high watermark now."""
+    if body.dry_run:
+        preview = await preview_deletion(services, body, principal=principal, request_id=request_id)
+        return JSONResponse(preview.model_dump(mode="json"), status_code=200)  # type: ignore[return-value]
     submission = await submit_deletion(
         services, body, principal=principal, request_id=request_id, idempotency_key=idempotency_key
     )

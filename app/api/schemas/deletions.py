@@ -4,15 +4,17 @@ integers, no unknown fields; topic names follow Kafka's rules as a full match.""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from app.api.schemas.specs import CutTime, GroupId
 from app.domain.deletions import DeletionStatus, PartitionStatus
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 TOPIC_PATTERN = r"^[a-zA-Z0-9._-]+$"
+SPEC_FIELDS = ("offset", "before", "committed_by", "to")
 
 
 def _not_dot_names(name: str) -> str:
@@ -40,11 +42,28 @@ def _has_text(reason: str) -> str:
 
 
 class PartitionOffset(BaseModel):
+    """One entry: a topic, a partition (omitted: every partition of the topic) and exactly one spec."""
+
     model_config = ConfigDict(strict=True, extra="forbid")
 
     topic: TopicName
-    partition: PartitionNumber
-    offset: Offset
+    partition: PartitionNumber | None = None
+    offset: Offset | None = None
+    before: CutTime | None = None
+    committed_by: list[GroupId] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="Delete what all these consumer groups have consumed (their minimum committed offset)",
+    )
+    to: Literal["end"] | None = Field(default=None, description='"end": up to the high watermark')
+
+    @model_validator(mode="after")
+    def _exactly_one_spec(self) -> PartitionOffset:
+        given = [name for name in SPEC_FIELDS if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(f"exactly one of {', '.join(SPEC_FIELDS)} is required, got {len(given)}")
+        return self
 
 
 class DeletionCreate(BaseModel):
@@ -71,6 +90,15 @@ class DeletionCreate(BaseModel):
     leader_only: bool = False
     timeout_ms: int | None = Field(default=None, ge=1, le=INT32_MAX)
     reason: Annotated[str, StringConstraints(min_length=1, max_length=1000), AfterValidator(_has_text)]
+    dry_run: bool = Field(default=False, description="Preview only: answer 200 with the impact, send nothing")
+    allow_unconsumed: bool = Field(
+        default=False, description="Delete even records some consumer group has not read yet (audited)"
+    )
+    ignore_groups: list[GroupId] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="Consumer groups the unconsumed-records guard skips",
+    )
 
 
 class PartitionRead(BaseModel):
@@ -78,6 +106,7 @@ class PartitionRead(BaseModel):
     partition: int
     requested_offset: int
     resolved_offset: int
+    spec: dict[str, Any] | None = Field(default=None, description="The offset spec this partition came from")
     status: PartitionStatus
     low_watermark: int | None
     leader_log_start_offset: int | None

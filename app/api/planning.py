@@ -1,0 +1,202 @@
+"""From a request's entries to concrete cuts: expand whole-topic entries, read the facts the specs need,
+resolve them (fail closed), and judge what the deletion would do to topics and consumer groups.
+
+Used by accepting (``plan_deletion``: refuses compact-only and internal topics, and deletions of records
+some consumer group has not read unless allowed) and by the preview (``assess``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.adapters.db.repositories.deletions import PlannedPartition
+from app.api.deps import Services
+from app.api.schemas.deletions import DeletionCreate
+from app.api.schemas.specs import spec_of, stored_spec
+from app.domain.impact import (
+    PartitionImpact,
+    TopicTraits,
+    UnconsumedGroup,
+    is_compact_only,
+    partition_impact,
+    predict_outcome,
+    unconsumed_groups,
+)
+from app.domain.offsets import Facts, PlannedCut, Problem, SpecEntry, expand, needed_facts, resolve
+from app.domain.ports import GroupInfo, TimeOffset, TopicPartition
+from app.errors import Conflict, FieldError, ValidationFailed
+
+MAX_LISTED = 50
+CLEANUP_POLICY = "cleanup.policy"
+
+
+@dataclass(frozen=True)
+class Plan:
+    cuts: list[PlannedCut]
+    resolved: dict[TopicPartition, int]
+    specs: list[dict[str, object]]  # stored spec per request entry
+    traits: dict[str, TopicTraits]
+    times: dict[TopicPartition, TimeOffset]
+
+    def partitions(self) -> list[PlannedPartition]:
+        return [
+            PlannedPartition(
+                c.partition, c.spec.requested_offset, self.resolved[c.partition], self.specs[c.index]
+            )
+            for c in self.cuts
+        ]
+
+
+def _refuse(problems: Sequence[Problem], summary: str, count_key: str = "problem_count") -> ValidationFailed:
+    errors = [FieldError(f"#/partitions/{p.index}", p.message) for p in problems[:MAX_LISTED]]
+    return ValidationFailed(summary, errors=errors, **{count_key: len(problems)})
+
+
+async def _traits(services: Services, cluster: str, topics: Sequence[str]) -> dict[str, TopicTraits]:
+    gateway = services.gateway
+    layouts, configs = await asyncio.gather(
+        gateway.topic_layouts(cluster, topics), gateway.topic_configs(cluster, topics, [CLEANUP_POLICY])
+    )
+    traits = {}
+    for topic in topics:
+        policy = configs.get(topic, {}).get(CLEANUP_POLICY, "delete")
+        internal = layouts[topic].internal if topic in layouts else False
+        traits[topic] = TopicTraits(
+            internal=internal, compact_only=is_compact_only(policy), cleanup_policy=policy
+        )
+    return traits
+
+
+async def plan_request(services: Services, request: DeletionCreate) -> Plan:
+    """Every cut of the request resolved to a concrete offset; 422 listing what cannot be."""
+    cluster, gateway = request.cluster, services.gateway
+    entries = [SpecEntry(i, e.topic, e.partition, spec_of(e)) for i, e in enumerate(request.partitions)]
+    topics = sorted({e.topic for e in entries})
+    counts = await gateway.topic_partitions(cluster, topics)
+    cuts, problems = expand(entries, counts)
+    if unknown := [p for p in problems if p.unknown]:
+        summary = f"{len(unknown)} partition(s) do not exist on cluster {cluster!r}."
+        raise _refuse(unknown, summary, "unknown_count")
+    if problems:
+        raise _refuse(problems, "Each (topic, partition) may appear only once, also through whole topics.")
+    if len(cuts) > services.settings.limits.max_partitions:
+        raise ValidationFailed(
+            f"The request names {len(cuts)} partitions; at most {services.settings.limits.max_partitions}.",
+            errors=[FieldError("#/partitions", "too many partitions after expanding whole topics")],
+        )
+    needed = needed_facts(cuts)
+    watermarks, times, committed, traits = await asyncio.gather(
+        gateway.high_watermarks(cluster, needed.high_watermarks),
+        gateway.offsets_for_times(cluster, needed.times),
+        gateway.committed_offsets(cluster, needed.groups, needed.group_partitions),
+        _traits(services, cluster, topics),
+    )
+    resolved, problems = resolve(cuts, Facts(watermarks, times, committed))
+    if problems:
+        raise _refuse(
+            problems, f"{len(problems)} partition(s) cannot be resolved to an offset; nothing was accepted."
+        )
+    specs = [stored_spec(e) for e in request.partitions]
+    return Plan(cuts, resolved, specs, traits, times)
+
+
+def refuse_untouchable(plan: Plan) -> None:
+    """Compact-only and internal topics would only fail later at the broker: refuse them now."""
+    problems = []
+    for cut in plan.cuts:
+        traits = plan.traits[cut.partition.topic]
+        if traits.internal:
+            problems.append(
+                Problem(cut.index, f"{cut.partition.topic} is an internal topic; Kafka refuses it")
+            )
+        elif traits.compact_only:
+            problems.append(
+                Problem(
+                    cut.index,
+                    f"{cut.partition.topic} has cleanup.policy={traits.cleanup_policy}; Kafka deletes "
+                    "records only when the policy includes delete (POLICY_VIOLATION)",
+                )
+            )
+    if problems:
+        unique = list({p.index: p for p in problems}.values())
+        raise _refuse(unique, "Compact-only or internal topics cannot have records deleted.")
+
+
+@dataclass(frozen=True)
+class Assessment:
+    impacts: list[PartitionImpact]
+    groups: dict[str, GroupInfo]
+
+
+async def assess(services: Services, request: DeletionCreate, plan: Plan, *, describe: bool) -> Assessment:
+    """Per partition what would be deleted, the outcome Kafka would give, and the groups left behind."""
+    cluster, gateway = request.cluster, services.gateway
+    partitions = [c.partition for c in plan.cuts]
+    starts, watermarks, group_ids, versions = await asyncio.gather(
+        gateway.log_start_offsets(cluster, partitions),
+        gateway.high_watermarks(cluster, partitions),
+        gateway.list_groups(cluster),
+        gateway.delete_records_versions(cluster) if request.leader_only else _no_versions(),
+    )
+    committed = await gateway.committed_offsets(cluster, group_ids, partitions)
+    leaders = await _leaders(services, cluster, plan) if request.leader_only else {}
+    impacts = []
+    for tp in partitions:
+        outcome = predict_outcome(
+            plan.resolved[tp],
+            watermarks[tp],
+            plan.traits[tp.topic],
+            leader_only=request.leader_only,
+            leader_version=versions.get(leaders.get(tp, -1), -1),
+        )
+        impacts.append(
+            partition_impact(tp, plan.resolved[tp], starts[tp], watermarks[tp], outcome, committed, {})
+        )
+    groups: dict[str, GroupInfo] = {}
+    if describe:
+        affected = sorted({g.group for i in impacts for g in i.groups})
+        groups = await gateway.describe_groups(cluster, affected) if affected else {}
+    return Assessment(impacts, groups)
+
+
+async def _no_versions() -> dict[int, int]:
+    return {}
+
+
+async def _leaders(services: Services, cluster: str, plan: Plan) -> dict[TopicPartition, int]:
+    layouts = await services.gateway.topic_layouts(cluster, sorted(plan.traits))
+    return {
+        c.partition: layouts[c.partition.topic].partitions[c.partition.partition].leader
+        for c in plan.cuts
+        if c.partition.topic in layouts and c.partition.partition in layouts[c.partition.topic].partitions
+    }
+
+
+def guard_unconsumed(request: DeletionCreate, assessment: Assessment) -> list[UnconsumedGroup]:
+    """409 when the deletion removes records a consumer group has not read, unless the request allows it
+    (or ignores those groups); returns the groups overridden by ``allow_unconsumed`` for the audit."""
+    behind = unconsumed_groups(assessment.impacts, request.ignore_groups)
+    if behind and not request.allow_unconsumed:
+        shown = ", ".join(f"{g.group} ({g.unread_records} records)" for g in behind[:10])
+        raise Conflict(
+            f"The deletion would remove records {len(behind)} consumer group(s) have not read yet: {shown}. "
+            'Set "allow_unconsumed": true or list the groups in "ignore_groups" to proceed.',
+            groups=[
+                {"group": g.group, "unread_records": g.unread_records, "partitions": g.partitions}
+                for g in behind[:1000]
+            ],
+        )
+    return behind
+
+
+async def plan_deletion(
+    services: Services, request: DeletionCreate
+) -> tuple[list[PlannedPartition], list[UnconsumedGroup]]:
+    """What a real deletion stores: its cuts resolved, after the topic and consumer checks."""
+    plan = await plan_request(services, request)
+    refuse_untouchable(plan)
+    assessment = await assess(services, request, plan, describe=False)
+    overridden = guard_unconsumed(request, assessment)
+    return plan.partitions(), overridden

@@ -1,0 +1,141 @@
+"""The preview of a deletion (``"dry_run": true``): everything is resolved and judged as for a real
+deletion, nothing is stored or sent, and a ``deletion.previewed`` audit event keeps the summary and the
+SHA-256 of the preview."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+from app.adapters.db.session import write_transaction
+from app.api.deps import Services
+from app.api.planning import Assessment, Plan, assess, plan_request, refuse_untouchable
+from app.api.schemas.deletions import DeletionCreate
+from app.api.schemas.inspection import (
+    CutTimeRead,
+    DeletionPreview,
+    GroupLagRead,
+    GroupSummaryRead,
+    PartitionPreview,
+)
+from app.audit import append_event, canonical_json
+from app.auth import Principal
+from app.domain.impact import PartitionImpact, unconsumed_groups
+from app.errors import NotFound, PurgeError
+
+
+def _cut_time(plan: Plan, impact: PartitionImpact, spec_ms: int | None) -> CutTimeRead | None:
+    if spec_ms is None:
+        return None
+    found = plan.times[impact.partition]
+    return CutTimeRead(
+        cut_ms=spec_ms,
+        record_found=found.offset >= 0,
+        first_record_timestamp_ms=found.timestamp if found.offset >= 0 else None,
+    )
+
+
+def _partitions(plan: Plan, assessment: Assessment) -> list[PartitionPreview]:
+    groups = assessment.groups
+    previews = []
+    for cut, impact in zip(plan.cuts, assessment.impacts, strict=True):
+        lags = [
+            GroupLagRead(
+                group=g.group,
+                committed_offset=g.committed_offset,
+                unread_records=g.unread_records,
+                state=groups[g.group].state if g.group in groups else g.state,
+                has_active_members=groups[g.group].has_active_members if g.group in groups else False,
+            )
+            for g in impact.groups
+        ]
+        previews.append(
+            PartitionPreview(
+                topic=impact.partition.topic,
+                partition=impact.partition.partition,
+                spec=plan.specs[cut.index],
+                resolved_offset=impact.resolved_offset,
+                log_start_offset=impact.log_start_offset,
+                high_watermark=impact.high_watermark,
+                records_deleted=impact.records_deleted,
+                predicted_outcome=impact.predicted_outcome,
+                unconsumed_groups=lags,
+                cut_time=_cut_time(plan, impact, cut.spec.before_ms),
+            )
+        )
+    return previews
+
+
+def _refusals(request: DeletionCreate, plan: Plan, assessment: Assessment) -> list[str]:
+    refusals = []
+    try:
+        refuse_untouchable(plan)
+    except PurgeError as exc:
+        refusals.append(exc.detail)
+    behind = unconsumed_groups(assessment.impacts, request.ignore_groups)
+    if behind and not request.allow_unconsumed:
+        refusals.append(f"{len(behind)} consumer group(s) have not read records this deletion removes")
+    return refusals
+
+
+async def preview_deletion(
+    services: Services, request: DeletionCreate, *, principal: Principal, request_id: str
+) -> DeletionPreview:
+    if not services.gateway.has_cluster(request.cluster):
+        raise NotFound(f"Unknown cluster {request.cluster!r}.")
+    topics = sorted({p.topic for p in request.partitions})
+    await services.authorization.check_delete_topics(principal, request.cluster, topics, request_id=request_id)
+    plan = await plan_request(services, request)
+    assessment = await assess(services, request, plan, describe=True)
+    groups = assessment.groups
+    summary = [
+        GroupSummaryRead(
+            group=g.group,
+            unread_records=g.unread_records,
+            partitions=g.partitions,
+            state=groups[g.group].state if g.group in groups else "Unknown",
+            has_active_members=groups[g.group].has_active_members if g.group in groups else False,
+        )
+        for g in unconsumed_groups(assessment.impacts, ())
+    ]
+    refusals = _refusals(request, plan, assessment)
+    partitions = _partitions(plan, assessment)
+    body = {
+        "cluster": request.cluster,
+        "leader_only": request.leader_only,
+        "partition_count": len(partitions),
+        "records_deleted": sum(i.records_deleted for i in assessment.impacts),
+        "would_be_refused": bool(refusals),
+        "refusals": refusals,
+        "unconsumed_groups": summary,
+        "partitions": partitions,
+    }
+    digest = hashlib.sha256(
+        canonical_json(
+            DeletionPreview.model_validate({**body, "audit_event_id": 0, "preview_hash": ""}).model_dump(
+                mode="json", exclude={"audit_event_id", "preview_hash"}
+            )
+        ).encode()
+    ).hexdigest()
+    now = datetime.now(UTC)
+    async with write_transaction(services.sessionmaker) as session:
+        event = await append_event(
+            session,
+            action="deletion.previewed",
+            principal=principal.name,
+            client_host=principal.client_host,
+            request_id=request_id,
+            cluster=request.cluster,
+            deletion_id=None,
+            details={
+                "reason": request.reason,
+                "leader_only": request.leader_only,
+                "partition_count": len(partitions),
+                "records_deleted": body["records_deleted"],
+                "refusals": refusals,
+                "unconsumed_groups": [g.model_dump() for g in summary[:1000]],
+                "preview_hash": digest,
+            },
+            occurred_at=now,
+        )
+    return DeletionPreview.model_validate({**body, "audit_event_id": event.id, "preview_hash": digest})

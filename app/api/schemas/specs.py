@@ -1,0 +1,72 @@
+"""Request pieces for offset specs: times (RFC 3339 with an offset, or epoch ms) and consumer group ids."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from app.domain.offsets import OffsetSpec
+
+INT64_MAX = 2**63 - 1
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def parse_rfc3339(text: str) -> datetime:
+    """An RFC 3339 date-time; the offset (``Z`` or ``+hh:mm``) is required, never guessed."""
+    if not _RFC3339.fullmatch(text):
+        raise ValueError("must be RFC 3339 with an offset, e.g. 2026-11-20T00:00:00Z, or epoch milliseconds")
+    head, _, fraction = text[:19], text[19:20], text[19:]
+    digits = re.match(r"\.(\d+)", fraction)
+    micro = (digits.group(1)[:6].ljust(6, "0")) if digits else "000000"
+    offset = re.search(r"([Zz]|[+-]\d{2}:\d{2})$", text)
+    zone = "+00:00" if offset is None or offset.group(1) in ("Z", "z") else offset.group(1)
+    return datetime.fromisoformat(f"{head[:10]}T{head[11:19]}.{micro}{zone}")
+
+
+def _check_time(value: str | int) -> str | int:
+    if isinstance(value, str):
+        parse_rfc3339(value)
+    return value
+
+
+def epoch_ms(value: str | int) -> int:
+    if isinstance(value, int):
+        return value
+    return _ms(parse_rfc3339(value))
+
+
+def _ms(moment: datetime) -> int:
+    delta = moment - datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+CutTime = Annotated[
+    Annotated[str, StringConstraints(max_length=40)] | Annotated[int, Field(ge=0, le=INT64_MAX)],
+    AfterValidator(_check_time),
+    Field(description="Delete records older than this time: RFC 3339 with an offset, or epoch ms"),
+]
+GroupId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+
+
+def spec_of(entry: Any) -> OffsetSpec:
+    """The domain spec of one validated request entry."""
+    if entry.before is not None:
+        return OffsetSpec(before_ms=epoch_ms(entry.before))
+    if entry.committed_by is not None:
+        return OffsetSpec(committed_by=tuple(entry.committed_by))
+    if entry.to is not None:
+        return OffsetSpec(to_end=True)
+    return OffsetSpec(offset=entry.offset)
+
+
+def stored_spec(entry: Any) -> dict[str, object]:
+    """What the deletion shows as the spec of each partition an entry named."""
+    spec: dict[str, object] = spec_of(entry).as_json()
+    if entry.before is not None:
+        spec["before"] = entry.before
+    if entry.partition is None:
+        spec["all_partitions"] = True
+    return spec
