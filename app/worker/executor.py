@@ -27,11 +27,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim
 from app.adapters.db.session import write_transaction
-from app.domain.ports import KafkaGateway
+from app.domain.ports import KafkaGateway, PartitionOutcome
 from app.settings import Settings
 from app.worker import metrics
 from app.worker.applying import ApplyResult, apply_updates
 from app.worker.decisions import Policy, decide
+from app.worker.reauthorizing import Reauthorizer, withhold_revoked
 from app.worker.sending import SendGroup, group_claims, send_group
 
 log = logging.getLogger("kafka_purge.worker")
@@ -56,9 +57,11 @@ class Executor:
         gateway: KafkaGateway,
         settings: Settings,
         instance_id: str | None = None,
+        reauthorizer: Reauthorizer | None = None,
     ) -> None:
         self._sessionmaker = sessionmaker
         self._gateway = gateway
+        self._reauthorizer = reauthorizer
         self._worker = settings.worker
         self._policies = {
             name: Policy.from_settings(settings.worker, cluster.request_timeout_ms)
@@ -101,7 +104,7 @@ class Executor:
         try:
             async with write_transaction(self._sessionmaker) as session:
                 released = await repo.release_leases(session, owner=self.instance_id, now=utcnow())
-        except DBAPIError:
+        except Exception:
             log.exception("executor could not release its leases; they expire on their own")
             released = 0
         log.info(
@@ -125,7 +128,7 @@ class Executor:
                 self._wake.clear()
                 try:
                     claims = await self._claim()
-                except DBAPIError:
+                except Exception:  # the database is away: keep the loop (and readiness) alive
                     log.exception("claiming failed; retrying after the poll interval")
             if claims:
                 task = asyncio.create_task(self._process(claims))
@@ -157,8 +160,12 @@ class Executor:
                 limit=self._worker.claim_batch,
             )
         if claims:
-            async with write_transaction(self._sessionmaker) as session:
-                await repo.mark_started(session, sorted({c.deletion_id for c in claims}), now=utcnow())
+            try:
+                async with write_transaction(self._sessionmaker) as session:
+                    await repo.mark_started(session, sorted({c.deletion_id for c in claims}), now=utcnow())
+            except DBAPIError:
+                # Cosmetic only: the first write-back rolls the status up anyway.
+                log.warning("could not mark %d claimed partitions' deletions as started", len(claims))
         metrics.CLAIMED.inc(len(claims))
         return claims
 
@@ -179,7 +186,7 @@ class Executor:
     async def _send_and_apply(self, group: SendGroup) -> None:
         started = time.monotonic()
         async with self._leases_kept(group.claims):
-            outcomes = await send_group(self._gateway, group)
+            outcomes = await self._send(group)
         metrics.SEND_SECONDS.observe(time.monotonic() - started)
         now = utcnow()
         policy = self._policies.get(group.cluster, self._default_policy)
@@ -207,6 +214,14 @@ class Executor:
                 "seconds": round(time.monotonic() - started, 3),
             },
         )
+
+    async def _send(self, group: SendGroup) -> dict[int, PartitionOutcome]:
+        """Outcomes by row id; partitions whose requester lost DELETE are not sent (``reauthorizing``)."""
+        if self._reauthorizer is None:
+            return await send_group(self._gateway, group)
+        allowed, withheld = await withhold_revoked(self._reauthorizer, self._sessionmaker, group)
+        outcomes = await send_group(self._gateway, allowed) if allowed.claims else {}
+        return {**outcomes, **withheld}
 
     async def _apply(
         self, claims: dict[int, Claim], updates: list[repo.PartitionUpdate], now: datetime
@@ -242,7 +257,7 @@ class Executor:
                     held = await repo.renew_leases(
                         session, owner=self.instance_id, claims=claims, now=utcnow(), lease_seconds=lease
                     )
-            except DBAPIError:
+            except Exception:  # keep renewing: a lost lease only costs a harmless resend
                 log.exception("renewing %d leases failed", len(claims))
                 continue
             if held < len(claims):

@@ -1,0 +1,163 @@
+"""The retention scheduler: sweeps due retention policies, one instance per policy at a time.
+
+Each tick looks for enabled policies whose ``next_run_at`` has come (a read, so idle ticks take no write
+lock), leases them, sweeps each (``app.worker.sweeps``), then records the run and gives the lease back in
+one transaction with the next run time. A run that created a deletion, was denied or failed is audited
+(``policy.swept``); a run with nothing to delete is only recorded in the policy's runs. After a crash the
+lease expires and any instance takes the policy again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+
+from app.adapters.db.repositories import policies as repo
+from app.adapters.db.retention_models import PolicyRun, RetentionPolicy
+from app.adapters.db.session import read_session, write_transaction
+from app.api.deps import Services
+from app.audit import append_event
+from app.worker.executor import default_instance_id
+from app.worker.sweeps import MAX_SKIPPED_LISTED, MAX_WARNINGS, SweepResult, sweep
+
+log = logging.getLogger("kafka_purge.retention")
+
+DEFAULT_LEASE_SECONDS = 300.0
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _skipped_list(result: SweepResult) -> list[dict[str, object]]:
+    items = sorted(result.plan.skipped.items())[:MAX_SKIPPED_LISTED]
+    return [
+        {"topic": tp.topic, "partition": tp.partition, "reason": s.reason.value, "detail": s.detail}
+        for tp, s in items
+    ]
+
+
+class RetentionScheduler:
+    def __init__(
+        self,
+        services: Services,
+        *,
+        instance_id: str | None = None,
+        tick_seconds: float | None = None,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> None:
+        self._services = services
+        self.instance_id = instance_id or default_instance_id()
+        poll = services.settings.worker.poll_interval_seconds
+        self._tick = tick_seconds if tick_seconds is not None else min(max(poll, 0.05), 1.0)
+        self._lease_seconds = lease_seconds
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def start(self) -> None:
+        if not self.running:
+            self._task = asyncio.create_task(self._run(), name=f"retention scheduler {self.instance_id}")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.run_once()
+            except Exception:  # a database hiccup must not end the scheduler
+                log.exception("retention scheduler tick failed")
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._tick)
+
+    async def _any_due(self, now: datetime) -> bool:
+        query = (
+            select(RetentionPolicy.id)
+            .where(RetentionPolicy.enabled.is_(True), RetentionPolicy.next_run_at <= now)
+            .limit(1)
+        )
+        async with read_session(self._services.sessionmaker) as session:
+            return (await session.execute(query)).first() is not None
+
+    async def run_once(self) -> int:
+        """Sweep every policy due now that no other instance holds; the number swept."""
+        now = utcnow()
+        if not await self._any_due(now):
+            return 0
+        async with write_transaction(self._services.sessionmaker) as session:
+            ids = await repo.claim_due(
+                session, owner=self.instance_id, now=now, lease_seconds=self._lease_seconds
+            )
+        for policy_id in ids:
+            await self.sweep_policy(policy_id)
+        return len(ids)
+
+    async def sweep_policy(self, policy_id: str) -> PolicyRun | None:
+        async with read_session(self._services.sessionmaker) as session:
+            policy = await repo.get_policy_by_id(session, policy_id)
+        if policy is None:
+            return None
+        started = utcnow()
+        result = await sweep(self._services, policy)
+        return await self._record(policy, started, result)
+
+    async def _record(self, policy: RetentionPolicy, started: datetime, result: SweepResult) -> PolicyRun:
+        finished = utcnow()
+        warnings = (result.plan.warnings + result.warnings)[:MAX_WARNINGS]
+        run = PolicyRun(
+            policy_id=policy.id,
+            instance_id=self.instance_id,
+            started_at=started,
+            finished_at=finished,
+            status=result.status,
+            partitions_matched=result.matched,
+            partitions_planned=len(result.plan.deletions),
+            partitions_skipped=len(result.plan.skipped),
+            skip_counts=result.plan.skip_counts(),
+            skipped=_skipped_list(result),
+            warnings=warnings,
+            deletion_id=result.deletion_id,
+            error=result.error,
+        )
+        async with write_transaction(self._services.sessionmaker) as session:
+            await repo.add_run(session, run)
+            if result.status != "nothing_to_delete":
+                await append_event(
+                    session,
+                    action="policy.swept",
+                    principal=policy.owner,
+                    client_host=policy.owner_host,
+                    request_id=None,
+                    cluster=policy.cluster,
+                    deletion_id=result.deletion_id,
+                    details={
+                        "policy": policy.name,
+                        "run_id": run.id,
+                        "status": result.status,
+                        "partitions_planned": run.partitions_planned,
+                        "skip_counts": run.skip_counts,
+                        "warnings": warnings,
+                        "error": result.error,
+                    },
+                    occurred_at=finished,
+                )
+            await repo.release(session, policy.id, owner=self.instance_id, now=finished, ran=True)
+        for warning in result.plan.warnings:
+            log.warning("policy %s/%s: %s", policy.cluster, policy.name, warning)
+        return run

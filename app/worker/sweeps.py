@@ -1,0 +1,248 @@
+"""One sweep of a retention policy: read the cluster and the consumers, plan, submit, record.
+
+The deletion goes through the same path as ``POST /v1/deletions`` (``submit_deletion``): same checks,
+executor, statuses and audit, with ``reason: "policy <name>"``, as the policy's owner principal, so the
+owner's right to delete the topics is checked again at every sweep. The planner already bounded every
+partition by the policy's consumers, so the request sets ``allow_unconsumed``: groups the policy leaves
+out were left out on purpose (with ``all_groups`` none is).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from app.adapters.db.repositories import consumers as consumer_repo
+from app.adapters.db.retention_models import RetentionPolicy
+from app.adapters.db.session import read_session
+from app.api.deps import Services
+from app.api.schemas.deletions import DeletionCreate
+from app.api.submission import submit_deletion
+from app.auth import Principal
+from app.domain.ports import GroupInfo, TopicPartition
+from app.domain.retention import (
+    ClusterView,
+    ConsumerSelection,
+    PartitionOffsets,
+    RetentionRules,
+    SweepPlan,
+    TopicSelector,
+    is_spark_source_group,
+    plan_sweep,
+)
+from app.errors import Forbidden, PurgeError
+from app.integrations.spark.checkpoint import CheckpointError, read_committed_offsets
+
+log = logging.getLogger("kafka_purge.retention")
+
+MAX_SKIPPED_LISTED = 100
+MAX_WARNINGS = 20
+
+
+@dataclass
+class SweepResult:
+    status: str  # submitted, nothing_to_delete, denied, failed
+    matched: int = 0
+    plan: SweepPlan = field(default_factory=SweepPlan)
+    deletion_id: str | None = None
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def rules_of(policy: RetentionPolicy) -> RetentionRules:
+    topics = policy.topics
+    selector = TopicSelector(
+        prefix=topics.get("prefix"), regex=topics.get("regex"), names=tuple(topics.get("names") or ())
+    )
+    chosen = policy.consumers
+    consumers = ConsumerSelection(
+        groups=tuple(chosen.get("groups") or ()),
+        spark=tuple(chosen.get("spark") or ()),
+        all_groups=bool(chosen.get("all_groups")),
+    )
+    return RetentionRules(selector, consumers, policy.min_age_seconds, policy.min_records)
+
+
+def owner_principal(policy: RetentionPolicy) -> Principal:
+    return Principal(
+        user=policy.owner.removeprefix("User:"),
+        groups=tuple(policy.owner_groups),
+        client_host=policy.owner_host,
+    )
+
+
+async def matching_partitions(
+    services: Services, cluster: str, selector: TopicSelector
+) -> list[TopicPartition]:
+    topics = list(selector.names) if selector.names else await services.gateway.list_topics(cluster)
+    counts = await services.gateway.topic_partitions(cluster, selector.select(topics))
+    return [TopicPartition(t, p) for t, n in sorted(counts.items()) for p in range(n)]
+
+
+async def partition_offsets(
+    services: Services, cluster: str, partitions: Sequence[TopicPartition], min_age_seconds: int
+) -> dict[TopicPartition, PartitionOffsets]:
+    gateway = services.gateway
+    starts, ends = await asyncio.gather(
+        gateway.log_start_offsets(cluster, partitions), gateway.high_watermarks(cluster, partitions)
+    )
+    young: dict[TopicPartition, int] = {}
+    if min_age_seconds > 0:
+        cut_ms = int(time.time() * 1000) - min_age_seconds * 1000
+        found = await gateway.offsets_for_times(cluster, dict.fromkeys(partitions, cut_ms))
+        # No record at or after the cut time: every record is old enough.
+        young = {tp: (t.offset if t.offset >= 0 else ends[tp]) for tp, t in found.items()}
+    return {
+        tp: PartitionOffsets(starts[tp], ends[tp], young.get(tp) if min_age_seconds else None)
+        for tp in partitions
+    }
+
+
+async def _one_group(
+    services: Services, cluster: str, group: str, partitions: Sequence[TopicPartition]
+) -> Any:
+    try:
+        return (await services.gateway.committed_offsets(cluster, [group], partitions)).get(group, {})
+    except (PurgeError, OSError) as exc:
+        return exc
+
+
+async def group_positions(
+    services: Services, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
+) -> tuple[dict[str, dict[TopicPartition, int]], dict[str, str]]:
+    answers = await asyncio.gather(*(_one_group(services, cluster, g, partitions) for g in groups))
+    offsets: dict[str, dict[TopicPartition, int]] = {}
+    failed: dict[str, str] = {}
+    for group, answer in zip(groups, answers, strict=True):
+        if isinstance(answer, Exception):
+            failed[f"group:{group}"] = str(answer)
+        else:
+            offsets[group] = dict(answer)
+    return offsets, failed
+
+
+async def cluster_groups(
+    services: Services, cluster: str
+) -> tuple[list[str], list[GroupInfo], dict[str, str]]:
+    """Every group and its description; on failure ``group:*`` is failed (any group might be a reader)."""
+    try:
+        names = await services.gateway.list_groups(cluster)
+        described = await services.gateway.describe_groups(cluster, names)
+    except (PurgeError, OSError) as exc:
+        return [], [], {"group:*": str(exc)}
+    return names, list(described.values()), {}
+
+
+def _merge_checkpoint(reported: dict[TopicPartition, int], location: str) -> dict[TopicPartition, int]:
+    """The checkpoint's committed offsets, bounded by what the listener reported (the lower one wins)."""
+    committed = read_committed_offsets(location).topic_offsets()
+    merged = dict(reported)
+    for topic, parts in committed.items():
+        for partition, offset in parts.items():
+            tp = TopicPartition(topic, partition)
+            merged[tp] = min(offset, reported.get(tp, offset))
+    return merged
+
+
+async def spark_positions(
+    services: Services, cluster: str, names: Sequence[str]
+) -> tuple[dict[str, dict[TopicPartition, int]], dict[str, str], list[str]]:
+    async with read_session(services.sessionmaker) as session:
+        rows = [c for c in await consumer_repo.list_consumers(session, cluster, names) if c.kind == "spark"]
+        reported = await consumer_repo.positions(session, [c.id for c in rows])
+    offsets: dict[str, dict[TopicPartition, int]] = {}
+    failed: dict[str, str] = {}
+    for consumer in rows:
+        positions = reported.get(consumer.id, {})
+        if consumer.checkpoint_location:
+            try:
+                positions = await asyncio.to_thread(
+                    _merge_checkpoint, positions, consumer.checkpoint_location
+                )
+            except (CheckpointError, OSError) as exc:
+                failed[f"spark:{consumer.name}"] = f"checkpoint unreadable: {exc}"
+                continue
+        offsets[consumer.name] = positions
+    known = {c.name for c in rows}
+    warnings = [f"Spark consumer {n!r} is not registered on {cluster!r}" for n in names if n not in known]
+    return offsets, failed, warnings
+
+
+async def collect_view(
+    services: Services, policy: RetentionPolicy, rules: RetentionRules, partitions: Sequence[TopicPartition]
+) -> tuple[ClusterView, list[str]]:
+    cluster, chosen = policy.cluster, rules.consumers
+    offsets = await partition_offsets(services, cluster, partitions, rules.min_age_seconds)
+    groups: list[GroupInfo] = []
+    failed: dict[str, str] = {}
+    group_names = list(chosen.groups)
+    if chosen.all_groups:
+        names, groups, failed = await cluster_groups(services, cluster)
+        group_names = [g for g in names if not is_spark_source_group(g)]
+    group_offsets, group_failed = await group_positions(services, cluster, group_names, partitions)
+    spark_offsets, spark_failed, warnings = await spark_positions(services, cluster, chosen.spark)
+    view = ClusterView(
+        partitions=offsets,
+        group_offsets=group_offsets,
+        failed_consumers={**failed, **group_failed, **spark_failed},
+        spark_offsets=spark_offsets,
+        groups=groups,
+    )
+    return view, warnings
+
+
+def deletion_request(policy: RetentionPolicy, cuts: dict[TopicPartition, int]) -> DeletionCreate:
+    body: dict[str, Any] = {
+        "cluster": policy.cluster,
+        "partitions": [
+            {"topic": tp.topic, "partition": tp.partition, "offset": o} for tp, o in sorted(cuts.items())
+        ],
+        "leader_only": policy.leader_only,
+        "reason": f"policy {policy.name}",
+    }
+    if "allow_unconsumed" in DeletionCreate.model_fields:
+        body["allow_unconsumed"] = True
+    return DeletionCreate.model_validate(body)
+
+
+async def sweep(services: Services, policy: RetentionPolicy) -> SweepResult:
+    """Plan one sweep of ``policy`` and submit its deletion; never raises for Kafka or policy trouble."""
+    result = SweepResult(status="failed")
+    try:
+        rules = rules_of(policy)
+        partitions = await matching_partitions(services, policy.cluster, rules.topics)
+        result.matched = len(partitions)
+        view, result.warnings = await collect_view(services, policy, rules, partitions)
+        result.plan = plan_sweep(rules, view)
+        cuts = dict(sorted(result.plan.deletions.items())[: services.settings.limits.max_partitions])
+        if len(cuts) < len(result.plan.deletions):
+            result.warnings.append(
+                f"{len(result.plan.deletions) - len(cuts)} partition(s) left for the next sweep"
+            )
+        if not cuts:
+            result.status = "nothing_to_delete"
+            return result
+        submission = await submit_deletion(
+            services,
+            deletion_request(policy, cuts),
+            principal=owner_principal(policy),
+            request_id=f"policy-{uuid.uuid4().hex[:16]}",
+            idempotency_key=None,
+        )
+        result.status, result.deletion_id = "submitted", submission.deletion.id
+    except Forbidden as exc:
+        result.status, result.error = "denied", exc.detail
+    except (PurgeError, OSError, ValueError) as exc:
+        result.error = str(exc)
+        log.warning("sweep of policy %s/%s failed: %s", policy.cluster, policy.name, exc)
+    return result
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,368 @@
+"""Service benchmark: POST -> all-succeeded against the same deletion done directly, and API throughput.
+
+    .venv/bin/python bench/service_bench.py [--sizes 1000,10000] [--databases sqlite,postgresql]
+
+Everything runs on loopback as real processes: one emulated 3-broker cluster (``python -m kafka_emulator``)
+and, per database, one ``kafka-purge serve`` (uvicorn, executor on). For each size the same deletion (one
+log start offset step on every partition of a topic with that many partitions) is done four ways, in the
+same run: aiokafka low-level (metadata, then one DeleteRecords per leader, leaders in parallel),
+confluent-kafka ``AdminClient.delete_records``, and the service on each database (POST, then the time
+until the deletion row says ``succeeded``, read straight from the database every 10 ms). Each way moves
+the offsets one step further, so every run deletes real records.
+
+API throughput: a bounded async load generator (httpx, fixed concurrency, bounded count and time) sends
+small POSTs (one partition) and then GETs of those deletions, with the executor on, then with
+``--api-only``. Prints a JSON report; the figures in bench/README.md come from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import secrets
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+from aiokafka import AIOKafkaProducer
+from aiokafka.client import AIOKafkaClient
+from aiokafka.protocol.admin import DeleteRecordsRequest
+from aiokafka.structs import TopicPartition
+from confluent_kafka import TopicPartition as CfTopicPartition
+from confluent_kafka.admin import AdminClient
+
+ROOT = Path(__file__).resolve().parents[1]
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+CLIENT, SECRET = "bench", "bench-secret"
+STEPS = 4  # direct aiokafka, confluent-kafka, service on SQLite, service on PostgreSQL
+
+
+class Child:
+    """A child process with its output drained by a thread."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.popen = subprocess.Popen(
+            args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self.lines: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            self.lines.append(line)
+
+    def wait_for(self, pattern: str, timeout_s: float = 120) -> re.Match[str]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self.popen.poll() is None:
+            for line in list(self.lines):
+                if match := re.search(pattern, line):
+                    return match
+            time.sleep(0.05)
+        raise RuntimeError(f"{pattern!r} not seen:\n{''.join(self.lines[-30:])}")
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+
+
+def start_emulator(work: Path, sizes: list[int]) -> tuple[Child, str]:
+    topics = [{"name": f"bench-{n}", "partitions": n, "replication_factor": 3} for n in sizes]
+    topics.append({"name": "api", "partitions": 16, "replication_factor": 3})
+    (work / "topology.yaml").write_text(json.dumps({"brokers": 3, "topics": topics}))
+    args = [
+        sys.executable,
+        "-m",
+        "kafka_emulator",
+        "--config",
+        str(work / "topology.yaml"),
+        "--log-level",
+        "WARNING",
+    ]
+    child = Child(args, {**os.environ, "PYTHONPATH": str(ROOT)}, work)
+    return child, json.loads(child.wait_for(r"^\{.*\}$").group(0))["bootstrap"]
+
+
+async def produce(bootstrap: str, topic: str, partitions: int, records: int) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=50, max_batch_size=65536)
+    await producer.start()
+    try:
+        futures = [
+            await producer.send(topic, b"x", partition=p) for p in range(partitions) for _ in range(records)
+        ]
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+async def direct_aiokafka(bootstrap: str, topic: str, partitions: int, offset: int) -> float:
+    client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=120_000)
+    await client.bootstrap()
+    try:
+        started = time.perf_counter()
+        client.add_topic(topic)
+        await client.force_metadata_update()
+        by_leader: dict[int, list[tuple[int, int]]] = {}
+        for p in range(partitions):
+            by_leader.setdefault(client.cluster.leader_for_partition(TopicPartition(topic, p)), []).append(
+                (p, offset)
+            )
+        requests = [
+            client.send(leader, DeleteRecordsRequest([(topic, parts)], 60_000))
+            for leader, parts in by_leader.items()
+        ]
+        responses = await asyncio.gather(*requests)
+        elapsed = time.perf_counter() - started
+    finally:
+        await client.close()
+    errors = [p for r in responses for t in r.topics for p in t[1] if p[2] != 0]
+    assert not errors, errors[:5]
+    return elapsed
+
+
+def direct_confluent(bootstrap: str, topic: str, partitions: int, offset: int) -> float:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.list_topics(timeout=30)  # connected before the clock starts
+    started = time.perf_counter()
+    futures = admin.delete_records(
+        [CfTopicPartition(topic, p, offset) for p in range(partitions)], request_timeout=120
+    )
+    for future in futures.values():
+        future.result()
+    return time.perf_counter() - started
+
+
+@asynccontextmanager
+async def database(kind: str, work: Path) -> AsyncIterator[str]:
+    if kind == "sqlite":
+        yield f"sqlite+aiosqlite:///{work / 'bench.db'}"
+        return
+    name = f"purge_bench_{secrets.token_hex(6)}"
+    admin = await asyncpg.connect(PG_ADMIN)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    await admin.close()
+    try:
+        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        admin = await asyncpg.connect(PG_ADMIN)
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+def start_service(url: str, bootstrap: str, work: Path, *, api_only: bool = False) -> tuple[Child, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
+    env |= {
+        "PYTHONPATH": str(ROOT),
+        "PURGE_DATABASE_URL": url,
+        "PURGE_DATABASE_POOL_SIZE": "20",
+        "PURGE_CLUSTERS": json.dumps(
+            {"demo": {"bootstrap_servers": bootstrap, "request_timeout_ms": 60_000}}
+        ),
+        "PURGE_AUTH_DEV_ISSUER": "true",
+        "PURGE_AUTH_DEV_CLIENTS": json.dumps({CLIENT: SECRET}),
+    }
+    mode = ["--api-only"] if api_only else []
+    child = Child(
+        [sys.executable, "-m", "app", "--log-level", "INFO", "serve", "--port", "0", *mode], env, work
+    )
+    base = f"http://127.0.0.1:{child.wait_for(r'serving HTTP on [0-9.]+:([0-9]+)').group(1)}"
+    wait_healthy(base)
+    return child, base
+
+
+def wait_healthy(base: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("the service did not become healthy")
+
+
+async def token(client: httpx.AsyncClient) -> str:
+    response = await client.post(
+        "/oauth/token", data={"grant_type": "client_credentials"}, auth=(CLIENT, SECRET)
+    )
+    response.raise_for_status()
+    return str(response.json()["access_token"])
+
+
+async def service_deletion(base: str, url: str, topic: str, partitions: int, offset: int) -> float:
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(url)
+    body = {
+        "cluster": "demo",
+        "partitions": [{"topic": topic, "partition": p, "offset": offset} for p in range(partitions)],
+        "timeout_ms": 60_000,
+        "reason": "benchmark",
+    }
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+            headers = {"Authorization": f"Bearer {await token(client)}"}
+            started = time.perf_counter()
+            response = await client.post("/v1/deletions", json=body, headers=headers)
+            assert response.status_code == 202, response.text[:500]
+            deletion_id = response.json()["id"]
+            query = text("SELECT status FROM deletion WHERE id = :id")
+            while True:
+                async with engine.connect() as conn:
+                    status = (await conn.execute(query, {"id": deletion_id})).scalar_one()
+                if status not in ("pending", "in_progress"):
+                    break
+                await asyncio.sleep(0.01)
+            elapsed = time.perf_counter() - started
+        assert status == "succeeded", status
+        return elapsed
+    finally:
+        await engine.dispose()
+
+
+async def load(
+    make: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]],
+    base: str,
+    *,
+    count: int,
+    concurrency: int = 32,
+    max_seconds: float = 15,
+) -> dict[str, Any]:
+    """``count`` requests (or as many as fit in ``max_seconds``), ``concurrency`` at a time."""
+    latencies: list[float] = []
+    failures = 0
+    next_index = 0
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as client:
+        stop_at = time.perf_counter() + max_seconds
+        started = time.perf_counter()
+
+        async def worker() -> None:
+            nonlocal next_index, failures
+            while next_index < count and time.perf_counter() < stop_at:
+                index, next_index = next_index, next_index + 1
+                sent = time.perf_counter()
+                response = await make(client, index)
+                latencies.append(time.perf_counter() - sent)
+                failures += response.status_code >= 300
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    ordered = sorted(latencies)
+    return {
+        "requests": len(ordered),
+        "failures": failures,
+        "per_second": round(len(ordered) / elapsed, 1),
+        "p50_ms": round(1000 * statistics.median(ordered), 1),
+        "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 1),
+    }
+
+
+async def api_throughput(base: str) -> dict[str, Any]:
+    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+        headers = {"Authorization": f"Bearer {await token(client)}"}
+    ids: list[str] = []
+
+    async def post(client: httpx.AsyncClient, index: int) -> httpx.Response:
+        body = {
+            "cluster": "demo",
+            "partitions": [{"topic": "api", "partition": index % 16, "offset": 0}],
+            "reason": "load",
+        }
+        response = await client.post("/v1/deletions", json=body, headers=headers)
+        if response.status_code == 202:
+            ids.append(response.json()["id"])
+        return response
+
+    async def get(client: httpx.AsyncClient, index: int) -> httpx.Response:
+        return await client.get(f"/v1/deletions/{ids[index % len(ids)]}", headers=headers)
+
+    await load(post, base, count=100, concurrency=8)  # warm-up: connections, caches, JIT-free paths
+    posts = await load(post, base, count=3_000)
+    gets = await load(get, base, count=10_000)
+    return {"small_posts": posts, "gets": gets}
+
+
+def note(report: dict[str, Any], section: str, key: str, value: Any) -> None:
+    """Record one figure and print it at once (a long run shows progress and keeps what it measured)."""
+    report[section][key] = value
+    print(json.dumps({section: {key: value}}), file=sys.stderr, flush=True)
+
+
+async def deletions_directly(report: dict[str, Any], bootstrap: str, sizes: list[int]) -> None:
+    for n in sizes:
+        topic = f"bench-{n}"
+        note(
+            report,
+            "deletion_seconds",
+            f"{n}/aiokafka_direct",
+            round(await direct_aiokafka(bootstrap, topic, n, 1), 3),
+        )
+        seconds = await asyncio.to_thread(direct_confluent, bootstrap, topic, n, 2)
+        note(report, "deletion_seconds", f"{n}/confluent_kafka_direct", round(seconds, 3))
+
+
+async def service_runs(
+    report: dict[str, Any], bootstrap: str, sizes: list[int], kind: str, step: int, work: Path
+) -> None:
+    async with database(kind, work) as url:
+        service, base = start_service(url, bootstrap, work)
+        try:
+            for n in sizes:
+                seconds = await service_deletion(base, url, f"bench-{n}", n, step)
+                note(report, "deletion_seconds", f"{n}/service_{kind}", round(seconds, 3))
+            note(report, "api", f"{kind}_with_executor", await api_throughput(base))
+        finally:
+            service.stop()
+        service, base = start_service(url, bootstrap, work, api_only=True)
+        try:
+            note(report, "api", f"{kind}_api_only", await api_throughput(base))
+        finally:
+            service.stop()
+
+
+async def main(sizes: list[int], kinds: list[str]) -> dict[str, Any]:
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / f"service-bench-{secrets.token_hex(4)}"
+    work.mkdir(parents=True)
+    emulator, bootstrap = start_emulator(work, sizes)
+    report: dict[str, Any] = {"deletion_seconds": {}, "api": {}}
+    try:
+        for n in sizes:
+            await produce(bootstrap, f"bench-{n}", n, STEPS + 1)
+        await produce(bootstrap, "api", 16, 1)
+        await deletions_directly(report, bootstrap, sizes)
+        for step, kind in enumerate(kinds, start=3):
+            await service_runs(report, bootstrap, sizes, kind, step, work)
+    finally:
+        emulator.stop()
+    return report
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--databases", default="sqlite,postgresql")
+    options = parser.parse_args()
+    sizes = [int(n) for n in options.sizes.split(",")]
+    result = asyncio.run(main(sizes, options.databases.split(",")))
+    print(json.dumps(result, indent=2))
