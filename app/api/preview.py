@@ -84,7 +84,9 @@ async def preview_deletion(
     if not services.gateway.has_cluster(request.cluster):
         raise NotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})
-    await services.authorization.check_delete_topics(principal, request.cluster, topics, request_id=request_id)
+    await services.authorization.check_delete_topics(
+        principal, request.cluster, topics, request_id=request_id
+    )
     plan = await plan_request(services, request)
     assessment = await assess(services, request, plan, describe=True)
     groups = assessment.groups

@@ -31,7 +31,9 @@ async def produce(emulator: Any, topic: str, counts: dict[int, int]) -> None:
 
 async def commit(emulator: Any, group: str, offsets: dict[tuple[str, int], int]) -> None:
     """Commit offsets for ``group`` with a real consumer (manual assignment: the group stays Empty)."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=emulator.bootstrap, group_id=group, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=emulator.bootstrap, group_id=group, enable_auto_commit=False
+    )
     await consumer.start()
     try:
         tps = [KafkaTP(t, p) for t, p in offsets]

@@ -11,7 +11,9 @@ from offsets_helpers import BASE_MS, body, commit, produce, produce_timed
 PROBLEM = "application/problem+json"
 
 
-async def _accept(client: httpx.AsyncClient, headers: dict[str, str], request: dict[str, Any]) -> dict[str, Any]:
+async def _accept(
+    client: httpx.AsyncClient, headers: dict[str, str], request: dict[str, Any]
+) -> dict[str, Any]:
     response = await client.post("/v1/deletions", json=request, headers=headers)
     assert response.status_code == 202, response.text
     return {(p["topic"], p["partition"]): p for p in response.json()["partitions"]}
@@ -48,7 +50,9 @@ async def test_every_spec_resolves_at_accept_time(
     assert got[("logs", 1)]["spec"] == {"to": "end", "all_partitions": True}
     deletion_id = (await app_client.get("/v1/deletions", headers=alice)).json()["items"][0]["id"]
     stored = (await app_client.get(f"/v1/deletions/{deletion_id}", headers=alice)).json()
-    assert {(p["topic"], p["partition"]): p["spec"] for p in stored["partitions"]}[("events", 3)] == {"offset": 2}
+    assert {(p["topic"], p["partition"]): p["spec"] for p in stored["partitions"]}[("events", 3)] == {
+        "offset": 2
+    }
 
 
 async def test_group_without_commit_fails_closed(
@@ -84,7 +88,9 @@ async def test_entries_need_exactly_one_spec_and_no_overlap(
     overlap = body({"topic": "events", "to": "end"}, {"topic": "events", "partition": 1, "offset": 0})
     response = await app_client.post("/v1/deletions", json=overlap, headers=alice)
     assert response.status_code == 422
-    assert response.json()["errors"] == [{"pointer": "#/partitions/1", "detail": "events-1 is also named by entry 0"}]
+    assert response.json()["errors"] == [
+        {"pointer": "#/partitions/1", "detail": "events-1 is also named by entry 0"}
+    ]
 
 
 async def test_plain_offsets_work_as_before(
@@ -95,6 +101,9 @@ async def test_plain_offsets_work_as_before(
     got = await _accept(
         app_client,
         alice,
-        body({"topic": "events", "partition": 0, "offset": 3}, {"topic": "events", "partition": 1, "offset": -1}),
+        body(
+            {"topic": "events", "partition": 0, "offset": 3},
+            {"topic": "events", "partition": 1, "offset": -1},
+        ),
     )
     assert [(p["requested_offset"], p["resolved_offset"]) for p in got.values()] == [(3, 3), (-1, 8)]
