@@ -54,12 +54,12 @@ async def wait_for_replicas(
     state: ClusterState, broker: int, outcomes: dict[Key, PartitionOutcome], timeout_ms: int
 ) -> None:
     """DelayedDeleteRecords: successful partitions become pending, pre-set to REQUEST_TIMED_OUT."""
-    pending: dict[Partition, int] = {}
+    pending: dict[Partition, PartitionOutcome] = {}
     for outcome in outcomes.values():
         if outcome.error == ErrorCode.NONE and outcome.partition is not None:
-            pending[outcome.partition] = outcome.requested_offset
+            pending[outcome.partition] = outcome
             outcome.error = ErrorCode.REQUEST_TIMED_OUT
-    await state.purgatory.wait(DeleteWaiter(broker, outcomes, pending), timeout_ms)
+    await state.purgatory.wait(DeleteWaiter(broker, pending), timeout_ms)
 
 
 def fill_leader_log_start(broker: int, outcomes: dict[Key, PartitionOutcome]) -> None:

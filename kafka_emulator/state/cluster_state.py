@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -18,6 +19,8 @@ from kafka_emulator.state.topics import (
     validate_configs,
     validate_name,
 )
+
+LARGE_TOPIC_PARTITIONS = 1_000
 
 
 class ClusterState:
@@ -91,6 +94,10 @@ class ClusterState:
             self._elect(partition)
             topic.partitions.append(partition)
         self.topics[name] = topic
+        if len(topic.partitions) >= LARGE_TOPIC_PARTITIONS:
+            # A large model lives for the whole run; without this every full collection rescans it
+            # (~80 ms for 10,000 partitions x 3 replicas), stalling requests that happen to trigger one.
+            gc.freeze()
         return topic
 
     def _plan_replicas(

@@ -30,8 +30,7 @@ class PartitionOutcome:
 @dataclass(eq=False)
 class DeleteWaiter:
     broker: int
-    outcomes: dict[tuple[str, int], PartitionOutcome]
-    pending: dict[Partition, int]
+    pending: dict[Partition, PartitionOutcome]
     future: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     timer: asyncio.TimerHandle | None = None
 
@@ -64,26 +63,25 @@ class DeletePurgatory:
             return
         low_watermark = partition.low_watermark()
         for waiter in list(waiters):
-            if waiter.broker == partition.leader and partition in waiter.pending:
-                self._check_one(waiter, partition, low_watermark)
-                if partition not in waiter.pending:
-                    self._unwatch(waiter, partition)
+            if waiter.broker != partition.leader:
+                continue
+            outcome = waiter.pending.get(partition)
+            if outcome is not None and low_watermark >= outcome.requested_offset:
+                outcome.error = ErrorCode.NONE
+                outcome.low_watermark = low_watermark
+                del waiter.pending[partition]
+                self._unwatch(waiter, partition)
                 if not waiter.pending:
                     self._finish(waiter)
-
-    def _check_one(self, waiter: DeleteWaiter, partition: Partition, lw: int) -> None:
-        if lw >= waiter.pending[partition]:
-            outcome = waiter.outcomes[partition.key]
-            outcome.error = ErrorCode.NONE
-            outcome.low_watermark = lw
-            del waiter.pending[partition]
 
     def fail_partition(self, partition: Partition, error: ErrorCode) -> None:
         """The partition vanished (topic deleted): pending waiters learn it at once."""
         for waiter in list(self._watchers.get(partition, [])):
-            if partition in waiter.pending:
-                waiter.outcomes[partition.key] = PartitionOutcome(error)
-                del waiter.pending[partition]
+            outcome = waiter.pending.pop(partition, None)
+            if outcome is not None:
+                outcome.error = error
+                outcome.low_watermark = -1
+                outcome.partition = None
                 self._unwatch(waiter, partition)
                 if not waiter.pending:
                     self._finish(waiter)
