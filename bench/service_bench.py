@@ -176,6 +176,7 @@ def start_service(url: str, bootstrap: str, work: Path, *, api_only: bool = Fals
         ),
         "PURGE_AUTH_DEV_ISSUER": "true",
         "PURGE_AUTH_DEV_CLIENTS": json.dumps({CLIENT: SECRET}),
+        "PURGE_SUPER_USERS": f"User:{CLIENT}",  # measures execution, not authorization
     }
     mode = ["--api-only"] if api_only else []
     child = Child(

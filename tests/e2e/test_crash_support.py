@@ -148,6 +148,8 @@ def service_env(db_url: str, bootstrap: str, **worker: str) -> dict[str, str]:
         "PURGE_CLUSTERS": json.dumps(cluster),
         "PURGE_AUTH_DEV_ISSUER": "true",
         "PURGE_AUTH_DEV_CLIENTS": json.dumps({CLIENT: SECRET}),
+        # These tests are about execution, not authorization: the caller may delete anything.
+        "PURGE_SUPER_USERS": f"User:{CLIENT}",
         **{f"PURGE_WORKER_{name.upper()}": value for name, value in worker.items()},
     }
 
