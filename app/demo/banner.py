@@ -25,8 +25,10 @@ kafka-purge demo is running.
   Emulator control API:  {emulator.control}/state
   Topics:                orders.eu (6), orders.us (3), payments (3), customers.compacted (3, compacted)
 
-  Demo clients (OAuth2 client credentials; "admin" is a super user):
+  Demo clients (OAuth2 client credentials):
 {credentials}
+    admin is a super user; orders-team may delete records of orders.* topics (a PREFIXED ACL);
+    auditor (group auditors) may see every deletion and the audit trail but delete nothing.
 
   Try it:
     TOKEN=$(curl -s -u orders-team:orders-secret -d grant_type=client_credentials \\

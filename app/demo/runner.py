@@ -7,12 +7,13 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import SecretStr
 
+from app.demo.acls import create_demo_acls
 from app.demo.banner import banner
 from app.demo.data import produce_demo_records, write_topology
 from app.demo.emulator import EmulatorProcess
@@ -64,7 +65,13 @@ async def run_demo(host: str, port: int, data_dir: Path) -> int:
         settings = await until_stopped(prepare(emulator, database, public_url), stop)
         if settings is None:
             return 130
-        await serve(settings, sock, stop, lambda: banner(public_url, emulator, DEMO_CLIENTS))
+
+        async def ready() -> None:
+            await create_demo_acls(public_url, ("admin", DEMO_CLIENTS["admin"]))
+            sys.stdout.write(banner(public_url, emulator, DEMO_CLIENTS))
+            sys.stdout.flush()
+
+        await serve(settings, sock, stop, ready)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
@@ -97,22 +104,23 @@ async def until_stopped(work: Coroutine[Any, Any, T], stop: asyncio.Event) -> T 
 
 
 async def serve(
-    settings: Settings, sock: socket.socket, stop: asyncio.Event, text: Callable[[], str]
+    settings: Settings, sock: socket.socket, stop: asyncio.Event, on_ready: Callable[[], Awaitable[None]]
 ) -> None:
-    """Runs uvicorn until it stops; prints ``text`` once it is ready. While uvicorn runs it handles
+    """Runs uvicorn until it stops, calling ``on_ready`` once it answers. While uvicorn runs it handles
     SIGINT itself; ``stop`` covers the moments before its handlers are in place."""
     from app.cli import make_server
 
     server = make_server(settings)
     serving = asyncio.create_task(server.serve(sockets=[sock]))
-    # uvicorn exposes readiness only as a flag.
-    while not server.started and not serving.done() and not stop.is_set():  # noqa: ASYNC110
-        await asyncio.sleep(0.05)
-    if server.started and not stop.is_set():
-        sys.stdout.write(text())
-        sys.stdout.flush()
-    stopper = asyncio.create_task(stop.wait())
-    await asyncio.wait({serving, stopper}, return_when=asyncio.FIRST_COMPLETED)
-    stopper.cancel()
-    server.should_exit = True
-    await serving
+    try:
+        # uvicorn exposes readiness only as a flag.
+        while not server.started and not serving.done() and not stop.is_set():  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        if server.started and not stop.is_set():
+            await on_ready()
+        stopper = asyncio.create_task(stop.wait())
+        await asyncio.wait({serving, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+    finally:
+        server.should_exit = True
+        await serving

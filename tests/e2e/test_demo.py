@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 READY_SECONDS = 60.0
+GRANT = {"grant_type": "client_credentials"}
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND = [sys.executable, "-m", "app", "--log-level", "WARNING", "demo"]
 
@@ -135,6 +136,32 @@ def test_demo_deletion_succeeds_and_moves_log_start_offsets(demo: Demo) -> None:
         assert all(r["log_start_offset"] == offset for r in state["replica_states"].values())
     untouched = partition_state(control, "orders.eu", 2)
     assert untouched["low_watermark"] == 0
+
+
+def test_demo_clients_have_the_announced_permissions(demo: Demo) -> None:
+    base = demo.find("API base URL:")
+    with httpx.Client(base_url=base, timeout=10) as client:
+
+        def bearer(client_id: str, secret: str) -> dict[str, str]:
+            grant = client.post(
+                "/oauth/token", data={"grant_type": "client_credentials"}, auth=(client_id, secret)
+            )
+            return {"Authorization": f"Bearer {grant.json()['access_token']}"}
+
+        orders, auditor = bearer("orders-team", "orders-secret"), bearer("auditor", "auditor-secret")
+        body = {
+            "cluster": "demo",
+            "partitions": [{"topic": "payments", "partition": 0, "offset": 1}],
+            "reason": "x",
+        }
+        assert client.post("/v1/deletions", json=body, headers=orders).status_code == 403
+        assert client.post("/v1/deletions", json=body, headers=auditor).status_code == 403
+        own = {**body, "partitions": [{"topic": "orders.us", "partition": 0, "offset": 1}]}
+        created = client.post("/v1/deletions", json=own, headers=orders)
+        assert created.status_code == 202, created.text
+        assert client.get(created.headers["location"], headers=auditor).status_code == 200
+        assert client.get("/v1/audit", headers=auditor).status_code == 200
+        assert client.get("/v1/audit", headers=orders).status_code == 403
 
 
 def test_ctrl_c_stops_the_service_and_the_emulator(demo: Demo) -> None:

@@ -35,6 +35,7 @@ def purge_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "PURGE_AUTH_DEV_ISSUER": "true",
         "PURGE_AUTH_DEV_CLIENTS": '{"admin": "admin-secret"}',
         "PURGE_WORKER_POLL_INTERVAL_SECONDS": "0.05",
+        "PURGE_SUPER_USERS": "User:admin",
         **extra,
     }
 
