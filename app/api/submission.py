@@ -11,7 +11,6 @@ answer with it.
 from __future__ import annotations
 
 import hashlib
-import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +23,6 @@ from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session, write_transaction
 from app.api.deps import Services
 from app.api.planning import plan_deletion
-from app.api.problems import invalid_parameter
 from app.api.schemas.deletions import DeletionCreate
 from app.audit import append_event, canonical_json
 from app.auth import Principal
@@ -34,7 +32,6 @@ from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFail
 from app.metrics import deletions_accepted_total, partitions_accepted_total
 
 MAX_LISTED = 50
-_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
 
 @dataclass(frozen=True)
@@ -73,14 +70,6 @@ def check_limits(request: DeletionCreate, services: Services) -> int:
     return timeout_ms
 
 
-def check_idempotency_key(key: str | None) -> str | None:
-    if key is not None and not _IDEMPOTENCY_KEY.fullmatch(key):
-        raise invalid_parameter(
-            "Idempotency-Key", "Idempotency-Key must be 1-255 visible ASCII characters.", location="header"
-        )
-    return key
-
-
 def request_hash(request: DeletionCreate) -> str:
     return hashlib.sha256(canonical_json(request.model_dump(mode="json")).encode()).hexdigest()
 
@@ -107,7 +96,7 @@ async def submit_deletion(
     idempotency_key: str | None,
 ) -> Submission:
     timeout_ms = check_limits(request, services)
-    key = check_idempotency_key(idempotency_key)
+    key = idempotency_key
     fingerprint = request_hash(request)
     if (existing := await _existing(services, principal, key)) is not None:
         return _replay(existing, fingerprint)

@@ -41,9 +41,7 @@ class ClusterState:
         self.listeners: dict[int, tuple[str, int]] = {}
         self.max_delete_records_version: dict[int, int] = dict.fromkeys(broker_ids, 3)
         self.purgatory = DeletePurgatory()
-        self.replicator = Replicator(
-            replication_interval_ms, replica_lag_time_max_ms, self._after_round, self.purgatory.has_waiters
-        )
+        self.replicator = Replicator(replication_interval_ms, replica_lag_time_max_ms, self.purgatory)
         self._next_leader = 0
 
     async def start(self) -> None:
@@ -216,11 +214,6 @@ class ClusterState:
         partition.become_leader(broker)
         partition.notify_change()
         self.replicator.mark(partition)
-
-    def _after_round(self, partition: Partition, hw_raised: bool) -> None:
-        if hw_raised:
-            partition.notify_change()
-        self.purgatory.check(partition)
 
     def leader_changed(self, partition: Partition) -> None:
         """Something a follower must fetch changed on the leader (append, LSO, HW)."""

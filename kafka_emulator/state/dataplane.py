@@ -62,7 +62,7 @@ def delete_records_local(
         return PartitionOutcome(ErrorCode.OFFSET_OUT_OF_RANGE)
     if requested > log.log_start_offset:
         log.increment_log_start_offset(requested)
-        state.leader_changed(partition)
+        state.replicator.mark(partition)
     return PartitionOutcome(
         ErrorCode.NONE, partition.low_watermark(), log.log_start_offset, requested, partition
     )

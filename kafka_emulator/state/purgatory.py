@@ -39,9 +39,6 @@ class DeletePurgatory:
     def __init__(self) -> None:
         self._watchers: dict[Partition, list[DeleteWaiter]] = {}
 
-    def has_waiters(self, partition: Partition) -> bool:
-        return partition in self._watchers
-
     async def wait(self, waiter: DeleteWaiter, timeout_ms: int) -> None:
         """Park ``waiter`` until every pending partition completes or ``timeout_ms`` passes.
 

@@ -15,20 +15,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
 
 from kafka_emulator.state.partition import Partition
-
-RoundHook = Callable[[Partition, bool], None]
-Watched = Callable[[Partition], bool]
+from kafka_emulator.state.purgatory import DeletePurgatory
 
 
 class Replicator:
-    def __init__(self, interval_ms: float, max_lag_ms: float, on_round: RoundHook, watched: Watched) -> None:
+    def __init__(self, interval_ms: float, max_lag_ms: float, purgatory: DeletePurgatory) -> None:
         self._interval_s = interval_ms / 1000
         self.max_lag_s = max_lag_ms / 1000
-        self._on_round = on_round
-        self._watched = watched
+        self._purgatory = purgatory
         self._dirty: dict[Partition, None] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -87,9 +83,8 @@ class Replicator:
         for broker in partition.replicas:
             if broker != leader and broker in alive and broker not in paused:
                 busy = partition.follower_fetch(broker) or busy
-        hw_raised = partition.maybe_raise_high_watermark(now, self.max_lag_s)
-        if hw_raised:
+        if partition.maybe_raise_high_watermark(now, self.max_lag_s):
             partition.share_high_watermark()
-        if hw_raised or self._watched(partition):
-            self._on_round(partition, hw_raised)
+            partition.notify_change()
+        self._purgatory.check(partition)
         return busy

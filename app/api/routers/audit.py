@@ -11,7 +11,7 @@ from app.adapters.db.repositories import audit as repo
 from app.api.deps import ServicesDep, SessionDep
 from app.api.pagination import decode_cursor, encode_cursor
 from app.api.schemas.audit import AuditEventRead, AuditPage, AuditVerifyRead
-from app.api.schemas.common import problem_responses
+from app.api.schemas.common import PageLimit, problem_responses
 from app.api.views import page_limit
 from app.audit import verify_chain
 from app.auth import PrincipalDep
@@ -26,8 +26,8 @@ async def list_audit_events(
     session: SessionDep,
     since: AwareDatetime | None = None,
     action: Annotated[str | None, Query(max_length=64)] = None,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    limit: PageLimit = None,
 ) -> AuditPage:
     """List audit events oldest first (chain order), optionally since a time or by action."""
     size = page_limit(services, limit)

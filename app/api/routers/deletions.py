@@ -12,16 +12,16 @@ from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session, write_transaction
 from app.api.deps import AuthorizationDep, RequestIdDep, ServicesDep, SessionDep
 from app.api.pagination import cursor_time, decode_cursor, encode_cursor
-from app.api.schemas.common import problem_responses
+from app.api.preview import preview_deletion
+from app.api.schemas.common import PageLimit, problem_responses
 from app.api.schemas.deletions import (
     DeletionCreate,
     DeletionPage,
     DeletionRead,
     TopicName,
 )
-from app.api.strict_json import StrictJsonRoute
-from app.api.preview import preview_deletion
 from app.api.schemas.inspection import DeletionPreview
+from app.api.strict_json import StrictJsonRoute
 from app.api.submission import submit_deletion
 from app.api.views import (
     accepted_deletion_read,
@@ -39,6 +39,8 @@ router = APIRouter(prefix="/v1/deletions", tags=["deletions"], route_class=Stric
 
 DeletionId = Annotated[str, Path(max_length=64, description="The deletion's id")]
 REPLAY_HEADER = "Idempotent-Replayed"
+IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,255}$"
+KEY_HELP = "1-255 visible ASCII characters, unique per request of the caller (e.g. a UUID)"
 
 
 @router.post(
@@ -64,7 +66,9 @@ async def create_deletion(
     principal: PrincipalDep,
     services: ServicesDep,
     request_id: RequestIdDep,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)] = None,
+    idempotency_key: Annotated[
+        str | None, Header(alias="Idempotency-Key", pattern=IDEMPOTENCY_KEY_PATTERN, description=KEY_HELP)
+    ] = None,
 ) -> DeletionRead:
     """Accept a deletion request; -1 offsets are resolved to the current high watermark now."""
     if body.dry_run:
@@ -92,8 +96,8 @@ async def list_deletions(
     status: DeletionStatus | None = None,
     topic: TopicName | None = None,
     cluster: Annotated[str | None, Query(max_length=255)] = None,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    limit: PageLimit = None,
 ) -> DeletionPage:
     """List deletions, newest first, with an opaque cursor."""
     size = page_limit(services, limit)

@@ -10,7 +10,7 @@ from app.adapters.db.repositories import deletions as repo
 from app.api.deps import AuthorizationDep, ServicesDep, SessionDep
 from app.api.pagination import decode_cursor
 from app.api.routers.deletions import DeletionId
-from app.api.schemas.common import problem_responses
+from app.api.schemas.common import PageLimit, problem_responses
 from app.api.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
 from app.api.views import page_limit, partition_cursor, partition_read, visible_deletion
 from app.auth import PrincipalDep
@@ -28,8 +28,8 @@ async def list_partitions(
     session: SessionDep,
     authorization: AuthorizationDep,
     status: PartitionStatus | None = None,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    limit: PageLimit = None,
 ) -> PartitionPage:
     """List a deletion's partitions in (topic, partition) order, optionally by status."""
     size = page_limit(services, limit)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Query
 from pydantic import BaseModel, Field
 
 
@@ -48,3 +49,10 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 AUTHENTICATED = (401, 422)
+
+
+# The settings may lower the page size limit, never raise it past this documented bound.
+MAX_PAGE_SIZE = 1000
+PageLimit = Annotated[
+    int | None, Query(ge=1, le=MAX_PAGE_SIZE, description="Page size (default from settings)")
+]
