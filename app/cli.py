@@ -17,6 +17,7 @@ import uvicorn
 from pydantic import ValidationError
 from sqlalchemy.engine import make_url
 
+from app.cli_client import add_client_commands
 from app.settings import Settings
 
 log = logging.getLogger("kafka_purge.cli")
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--port", type=int, default=8080, help="listen port (default 8080; 0 = any free port)")
     demo.add_argument("--data-dir", type=Path, default=Path("data"), help="where the demo database lives")
     demo.set_defaults(handler=command_demo)
+    add_client_commands(commands)
     return parser
 
 
