@@ -62,30 +62,24 @@ async def wait_for_replicas(
     await state.purgatory.wait(DeleteWaiter(broker, pending), timeout_ms)
 
 
-def fill_leader_log_start(broker: int, outcomes: dict[Key, PartitionOutcome]) -> None:
-    for outcome in outcomes.values():
-        partition = outcome.partition
-        if outcome.error in (ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT) and partition is not None:
-            outcome.leader_log_start_offset = partition.logs[broker].log_start_offset
-        else:
-            outcome.leader_log_start_offset = -1
+def partition_result(index: int, outcome: PartitionOutcome, broker: int) -> Message:
+    """LowWatermark and LeaderLogStartOffset are -1 on every error except REQUEST_TIMED_OUT; the
+    leader log start offset is read when the answer is built (the KIP's "when the request completes")."""
+    partition = outcome.partition
+    if outcome.error in (ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT) and partition is not None:
+        low_watermark, leader_start = outcome.low_watermark, partition.logs[broker].log_start_offset
+    else:
+        low_watermark = leader_start = -1
+    return {
+        "PartitionIndex": index,
+        "LowWatermark": low_watermark,
+        "LeaderLogStartOffset": leader_start,
+        "ErrorCode": outcome.error,
+    }
 
 
-def response(outcomes: dict[Key, PartitionOutcome]) -> Message:
-    results = [
-        (
-            topic,
-            {
-                "PartitionIndex": index,
-                "LowWatermark": o.low_watermark
-                if o.error in (ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT)
-                else -1,
-                "LeaderLogStartOffset": o.leader_log_start_offset,
-                "ErrorCode": o.error,
-            },
-        )
-        for (topic, index), o in outcomes.items()
-    ]
+def response(outcomes: dict[Key, PartitionOutcome], broker: int) -> Message:
+    results = [(topic, partition_result(index, o, broker)) for (topic, index), o in outcomes.items()]
     topics = group_by_topic(results, lambda name, partitions: {"Name": name, "Partitions": partitions})
     return {"ThrottleTimeMs": 0, "Topics": topics}
 
@@ -96,7 +90,6 @@ def delete_records_handler(state: ClusterState, authorizer: Authorizer) -> Handl
         leader_only = ctx.api_version >= 3 and bool(request.get("LeaderOnly"))
         if not leader_only and must_wait(outcomes):
             await wait_for_replicas(state, ctx.broker_id, outcomes, request["TimeoutMs"])
-        fill_leader_log_start(ctx.broker_id, outcomes)
-        return response(outcomes)
+        return response(outcomes, ctx.broker_id)
 
     return handle

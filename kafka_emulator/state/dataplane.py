@@ -63,9 +63,7 @@ def delete_records_local(
     if requested > log.log_start_offset:
         log.increment_log_start_offset(requested)
         state.replicator.mark(partition)
-    return PartitionOutcome(
-        ErrorCode.NONE, partition.low_watermark(), log.log_start_offset, requested, partition
-    )
+    return PartitionOutcome(ErrorCode.NONE, partition.low_watermark(), requested, partition)
 
 
 async def wait_for_change(partitions: list[Partition], timeout_s: float) -> None:

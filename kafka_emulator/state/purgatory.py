@@ -18,11 +18,11 @@ from kafka_emulator.state.partition import Partition
 
 @dataclass(slots=True)
 class PartitionOutcome:
-    """One partition's DeleteRecords answer: error, low watermark, leader log start offset."""
+    """One partition's DeleteRecords outcome: error, low watermark, the offset after the -1 replacement,
+    and the partition when the local delete succeeded (to wait on it and read the leader's LSO)."""
 
     error: ErrorCode
     low_watermark: int = -1
-    leader_log_start_offset: int = -1
     requested_offset: int = -1
     partition: Partition | None = None
 
