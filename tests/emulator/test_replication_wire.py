@@ -112,3 +112,21 @@ async def test_stopping_the_leader_elects_another_replica(cluster: EmulatedClust
     assert await asyncio.to_thread(confluent_delete, cluster.bootstrap, [("t", 0, 4)]) == {("t", 0): 4}
     await cluster.start_broker(old)
     await until(lambda: lsos(cluster, "t", 0)[old] == 4)
+
+
+async def test_log_start_offset_survives_a_full_restart(
+    cluster: EmulatedCluster, client: AIOKafkaClient
+) -> None:
+    """testLogStartOffsetCheckpoint: after every broker restarts, beforeOffset(0) answers low watermark 5."""
+    cluster.create_topic("t", 1, 3)
+    await produce(cluster, "t", 0, 10)
+    assert await asyncio.to_thread(confluent_delete, cluster.bootstrap, [("t", 0, 5)]) == {("t", 0): 5}
+    await until(lambda: set(lsos(cluster, "t", 0).values()) == {5})
+    for broker in (1, 2, 3):
+        await cluster.stop_broker(broker)
+    assert cluster.model.leader_of("t", 0) == -1
+    for broker in (1, 2, 3):
+        await cluster.start_broker(broker)
+    assert await asyncio.to_thread(confluent_delete, cluster.bootstrap, [("t", 0, 0)]) == {("t", 0): 5}
+    leader = cluster.model.leader_of("t", 0)
+    assert (await delete_records(client, leader, [("t", 0, 0)], 2))[("t", 0)] == (0, 5)
