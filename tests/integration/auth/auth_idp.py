@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import threading
 import time
@@ -16,8 +17,19 @@ ISSUER = "https://idp.test/"
 AUDIENCE = "kafka-purge"
 
 
+# RSA key generation costs ~0.1 s; a round-robin pool keeps the suite fast. Consecutive draws are
+# distinct keys (fewer than POOL_SIZE per test), so an "attacker" key never equals a trusted one.
+POOL_SIZE = 8
+_pool: list[RSAKey] = []
+_draws = itertools.count()
+
+
 def new_key(kid: str) -> RSAKey:
-    return RSAKey.generate_key(2048, parameters={"kid": kid, "alg": "RS256", "use": "sig"})
+    index = next(_draws) % POOL_SIZE
+    if index == len(_pool):
+        _pool.append(RSAKey.generate_key(2048))
+    material = _pool[index]
+    return RSAKey.import_key(material.as_dict(private=True), {"kid": kid, "alg": "RS256", "use": "sig"})
 
 
 def b64(data: bytes) -> str:
