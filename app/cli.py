@@ -25,7 +25,9 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafka-purge", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="kafka-purge", description="Delete Kafka records on purpose: run, try or use the service."
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
