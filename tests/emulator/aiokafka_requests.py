@@ -164,15 +164,16 @@ async def fetch(
     offset: int,
     max_wait_ms: int = 0,
     version: int = 5,
+    max_bytes: int = 1 << 20,
 ) -> dict[str, Any]:
     """One partition's Fetch answer: error, high watermark, log start offset (v5), record bytes."""
     if version == 4:
         struct: RequestStruct = FetchRequest_v4(
-            -1, max_wait_ms, 1, 1 << 20, 0, [(topic, [(partition, offset, 1 << 20)])]
+            -1, max_wait_ms, 1, 1 << 20, 0, [(topic, [(partition, offset, max_bytes)])]
         )
     else:
         struct = FetchRequest_v5(
-            -1, max_wait_ms, 1, 1 << 20, 0, [(topic, [(partition, offset, -1, 1 << 20)])]
+            -1, max_wait_ms, 1, 1 << 20, 0, [(topic, [(partition, offset, -1, max_bytes)])]
         )
     response: Any = await client.send(node, Pinned(struct))
     part = response.topics[0][1][0]

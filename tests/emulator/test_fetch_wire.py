@@ -145,3 +145,20 @@ async def test_librdkafka_consumer_resets_to_the_new_lso(
         return offsets
 
     assert await asyncio.to_thread(consume) == list(range(3, 10))
+
+
+async def test_partition_max_bytes_limits_whole_batches(
+    cluster: EmulatedCluster, client: AIOKafkaClient
+) -> None:
+    cluster.create_topic("t", 1, 3)
+    for _ in range(3):
+        await produce(cluster, "t", 0, 5)  # three batches of about 130 bytes
+    leader = cluster.model.leader_of("t", 0)
+    everything = await fetch(client, leader, "t", 0, 0)
+    small = await fetch(client, leader, "t", 0, 0, max_bytes=len(everything["records"]) // 3 + 1)
+    tiny = await fetch(
+        client, leader, "t", 0, 7, max_bytes=1
+    )  # still one whole batch: progress is guaranteed
+    assert 0 < len(small["records"]) < len(everything["records"])
+    assert first_base_offset(small["records"]) == 0
+    assert first_base_offset(tiny["records"]) == 5

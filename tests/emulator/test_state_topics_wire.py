@@ -7,13 +7,16 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from aiokafka import AIOKafkaClient
+from aiokafka import AIOKafkaClient, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.protocol.metadata import MetadataRequest_v1
 from aiokafka_requests import Pinned
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin import NewTopic as ConfluentTopic
+from conftest import RawFactory
+from dataplane_clients import until
+from record_batches import batch
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode
@@ -118,3 +121,42 @@ async def test_librdkafka_creates_and_lists_topics(cluster: EmulatedCluster) -> 
     partitions, names = await asyncio.to_thread(run)
     assert partitions == 4
     assert "ref" in names
+
+
+async def test_produce_acks_zero_and_to_a_follower(cluster: EmulatedCluster, raw: RawFactory) -> None:
+    cluster.create_topic("t", 1, 3)
+    producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap, acks=0)
+    await producer.start()
+    try:
+        for i in range(3):
+            await producer.send_and_wait("t", b"fire-and-forget-%d" % i, partition=0)
+    finally:
+        await producer.stop()
+    leader = cluster.model.leader_of("t", 0)
+    await until(
+        lambda: (
+            cluster.state()["topics"]["t"]["partitions"][0]["replica_states"][str(leader)]["log_end_offset"]
+            == 3
+        )
+    )
+    follower = next(b for b in (1, 2, 3) if b != leader)
+    connection = await raw(follower)
+    body = {
+        "Acks": 1,
+        "TimeoutMs": 1000,
+        "TopicData": [{"Name": "t", "PartitionData": [{"Index": 0, "Records": batch(1)}]}],
+    }
+    answer = (await connection.request("Produce", 9, body))["Responses"][0]["PartitionResponses"][0]
+    assert (answer["ErrorCode"], answer["BaseOffset"]) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
+    connection = await raw(leader)
+    answer = (await connection.request("Produce", 9, body))["Responses"][0]["PartitionResponses"][0]
+    assert (answer["ErrorCode"], answer["BaseOffset"], answer["LogStartOffset"]) == (0, 3, 0)
+
+
+async def test_describe_broker_configs(cluster: EmulatedCluster, admin: AIOKafkaAdminClient) -> None:
+    responses = await admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "2")])
+    resource = next(r for response in responses for r in response.resources)
+    assert resource[0] == 0
+    configs = {entry[0]: entry[1] for entry in resource[4]}
+    assert configs["broker.id"] == "2"
+    assert configs["auto.create.topics.enable"] == "false"
