@@ -10,7 +10,7 @@ class Addresses(Protocol):
     control: str
 
 
-def banner(public_url: str, emulator: Addresses, clients: dict[str, str]) -> str:
+def banner(public_url: str, emulator: Addresses, clients: dict[str, str], database: str) -> str:
     credentials = "\n".join(f"    {client:<12} {secret}" for client, secret in clients.items())
     body = (
         '{"cluster": "demo", "partitions": [{"topic": "orders.eu", "partition": 0, "offset": 100}, '
@@ -23,6 +23,7 @@ kafka-purge demo is running.
   API base URL:          {public_url}
   Kafka bootstrap:       {emulator.bootstrap}   (emulated 3-broker cluster "demo")
   Emulator control API:  {emulator.control}/state
+  Database:              {database}   (SQLite, fresh each run, like the cluster)
   Topics:                orders.eu (6), orders.us (3), payments (3), customers.compacted (3, compacted)
 
   Demo clients (OAuth2 client credentials):

@@ -68,7 +68,7 @@ async def run_demo(host: str, port: int, data_dir: Path) -> int:
 
         async def ready() -> None:
             await create_demo_acls(public_url, ("admin", DEMO_CLIENTS["admin"]))
-            sys.stdout.write(banner(public_url, emulator, DEMO_CLIENTS))
+            sys.stdout.write(banner(public_url, emulator, DEMO_CLIENTS, str(database)))
             sys.stdout.flush()
 
         await serve(settings, sock, stop, ready)
