@@ -21,10 +21,11 @@ from app.api.deps import AllowAll, Authorization, Services
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
-from app.api.routers import audit, deletions, health, offsets, partitions
+from app.api.routers import audit, audit_export, consumers, deletions, health, offsets, partitions, policies
 from app.domain.ports import KafkaGateway
 from app.settings import Settings, get_settings
 from app.worker import Executor
+from app.worker.scheduler import RetentionScheduler
 
 DESCRIPTION = (
     "Delete Kafka records on purpose: authorized, audited, durable DeleteRecords as a service. "
@@ -66,12 +67,16 @@ def create_app(
             if executor is not None:
                 await executor.start()
                 stack.push_async_callback(executor.stop)
+                # Retention sweeps run where the executor runs (not in --api-only instances).
+                app.state.scheduler = RetentionScheduler(app.state.services)
+                await app.state.scheduler.start()
+                stack.push_async_callback(app.state.scheduler.stop)
             yield
 
     app = FastAPI(title="kafka-purge", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     install_problem_handlers(app)
     auth.install(app, settings)
-    for module in (deletions, partitions, offsets, audit, health):
+    for module in (deletions, partitions, offsets, audit_export, audit, health, consumers, policies):
         app.include_router(module.router)
     # Added innermost first: the request id is set before anything can answer, even a 413.
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.limits.max_body_bytes)

@@ -136,6 +136,10 @@ class KafkaGateway(Protocol):
         """ListOffsets by timestamp (epoch ms) on each partition's leader, one request per leader."""
         ...
 
+    async def list_topics(self, cluster: str) -> list[str]:
+        """Every topic of the cluster, internal topics excluded (retention policies select from these)."""
+        ...
+
     async def topic_layouts(self, cluster: str, topics: Sequence[str]) -> dict[str, TopicLayout]:
         """Leaders and replicas of each existing topic among ``topics`` (fresh metadata)."""
         ...

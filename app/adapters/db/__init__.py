@@ -1,0 +1,4 @@
+"""Database adapter. Importing it registers every table on ``models.Base`` (migrations and drift checks
+compare against that metadata)."""
+
+from app.adapters.db import retention_models as retention_models

@@ -25,6 +25,7 @@ from app.adapters.kafka.metadata import (
 )
 from app.adapters.kafka.protocol import DeleteRecordsRequest, VersionUnsupported
 from app.adapters.kafka.responses import DeletedPartition, read_response
+from app.adapters.kafka.topic_listing import TopicListing
 from app.domain.ports import PartitionOutcome, TopicPartition
 from app.errors import NotFound, ServiceUnavailable
 from app.settings import ClusterSettings
@@ -41,7 +42,7 @@ def _outcomes(
     return dict.fromkeys(partitions, outcome)
 
 
-class KafkaClusters(ClusterInspection):
+class KafkaClusters(ClusterInspection, TopicListing):
     """One lazily started aiokafka client per configured cluster."""
 
     def __init__(self, clusters: Mapping[str, ClusterSettings]) -> None:

@@ -1,0 +1,232 @@
+"""Schemas of consumers, their progress reports, retention policies and policy runs. Requests are strict."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from app.api.schemas.deletions import INT64_MAX, TopicName
+from app.domain.retention import SPARK_GROUP_PREFIX
+
+NAME_PATTERN = r"^[A-Za-z0-9._-]+$"
+ConsumerName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NAME_PATTERN)]
+PolicyName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NAME_PATTERN)]
+PartitionKey = Annotated[str, StringConstraints(min_length=1, max_length=10, pattern=r"^(0|[1-9][0-9]*)$")]
+Position = Annotated[int, Field(ge=0, le=INT64_MAX)]
+QueryId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+def _group_name(group: str) -> str:
+    if group.startswith(SPARK_GROUP_PREFIX):
+        raise ValueError(
+            f"{SPARK_GROUP_PREFIX}* groups are Spark's own and hold no consumed offsets; "
+            "register the query as a Spark consumer instead"
+        )
+    return group
+
+
+GroupName = Annotated[str, StringConstraints(min_length=1, max_length=255), AfterValidator(_group_name)]
+
+
+class ConsumerCreate(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    name: ConsumerName
+    kind: Literal["spark", "kafka_group"] = "spark"
+    checkpoint_location: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = Field(
+        default=None,
+        description="Spark only: a local path or URL the service reads the query's checkpoint from",
+    )
+
+    @model_validator(mode="after")
+    def _checkpoint_for_spark(self) -> ConsumerCreate:
+        if self.kind == "kafka_group" and self.checkpoint_location is not None:
+            raise ValueError("checkpoint_location applies to Spark consumers only")
+        if self.kind == "kafka_group":
+            _group_name(self.name)
+        return self
+
+
+class ProgressRead(BaseModel):
+    topic: str
+    partition: int
+    offset: int
+    query_id: str
+    run_id: str
+    batch_id: int
+    updated_at: datetime
+
+
+class ConsumerRead(BaseModel):
+    cluster: str
+    name: str
+    kind: str
+    checkpoint_location: str | None
+    owner: str
+    created_at: datetime
+    updated_at: datetime
+    progress: list[ProgressRead] = Field(default_factory=list)
+
+
+class ConsumerPage(BaseModel):
+    items: list[ConsumerRead]
+
+
+class ProgressReport(BaseModel):
+    """A committed batch's end offsets (the next offset to read per partition), as Spark reports them."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "query_id": "b99e0765",
+                    "run_id": "785dac2b",
+                    "batch_id": 7,
+                    "offsets": {"inter.orders": {"0": 200}},
+                }
+            ]
+        },
+    )
+
+    query_id: QueryId
+    run_id: QueryId
+    batch_id: Annotated[int, Field(ge=0, le=INT64_MAX)]
+    offsets: dict[TopicName, dict[PartitionKey, Position]] = Field(min_length=1)
+
+
+class ProgressResult(BaseModel):
+    consumer: str
+    applied: int = Field(description="Partitions whose position moved forward (or were first reported)")
+    ignored: int = Field(description="Partitions left alone: a duplicate, older or out-of-order batch")
+
+
+class TopicSelection(BaseModel):
+    """Exactly one of ``prefix``, ``regex`` (full match) or ``names``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    prefix: Annotated[str, StringConstraints(min_length=1, max_length=249, pattern=NAME_PATTERN)] | None = (
+        None
+    )
+    regex: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = None
+    names: list[TopicName] | None = Field(default=None, min_length=1, max_length=10_000)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> TopicSelection:
+        if sum(v is not None for v in (self.prefix, self.regex, self.names)) != 1:
+            raise ValueError("give exactly one of prefix, regex or names")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"regex does not compile: {exc}") from exc
+        return self
+
+
+class ConsumerChoice(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    groups: list[GroupName] = Field(default_factory=list, max_length=1000)
+    spark: list[ConsumerName] = Field(default_factory=list, max_length=1000)
+
+    @model_validator(mode="after")
+    def _someone(self) -> ConsumerChoice:
+        if not self.groups and not self.spark:
+            raise ValueError('name at least one group or Spark consumer, or use "all_groups"')
+        return self
+
+
+Consumers = ConsumerChoice | Literal["all_groups"]
+
+
+class PolicyCreate(BaseModel):
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "intermediate",
+                    "topics": {"prefix": "intermediate."},
+                    "consumers": {"groups": ["billing"], "spark": ["enricher"]},
+                    "min_age_seconds": 600,
+                    "min_records": 1000,
+                    "interval_seconds": 300,
+                }
+            ]
+        },
+    )
+
+    name: PolicyName
+    topics: TopicSelection
+    consumers: Consumers
+    min_age_seconds: int = Field(default=0, ge=0, le=10 * 365 * 86400)
+    min_records: int = Field(default=1, ge=0, le=INT64_MAX)
+    interval_seconds: int = Field(default=300, ge=1, le=7 * 86400)
+    leader_only: bool = False
+    enabled: bool = True
+
+
+class PolicyUpdate(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    topics: TopicSelection | None = None
+    consumers: Consumers | None = None
+    min_age_seconds: int | None = Field(default=None, ge=0, le=10 * 365 * 86400)
+    min_records: int | None = Field(default=None, ge=0, le=INT64_MAX)
+    interval_seconds: int | None = Field(default=None, ge=1, le=7 * 86400)
+    leader_only: bool | None = None
+    enabled: bool | None = None
+
+
+class PolicyRead(BaseModel):
+    cluster: str
+    name: str
+    topics: dict[str, Any]
+    consumers: dict[str, Any] | Literal["all_groups"]
+    min_age_seconds: int
+    min_records: int
+    interval_seconds: int
+    leader_only: bool
+    enabled: bool
+    owner: str
+    created_at: datetime
+    updated_at: datetime
+    last_run_at: datetime | None
+    next_run_at: datetime
+
+
+class PolicyPage(BaseModel):
+    items: list[PolicyRead]
+
+
+class SkippedPartition(BaseModel):
+    topic: str
+    partition: int
+    reason: str
+    detail: str
+
+
+class PolicyRunRead(BaseModel):
+    id: int
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    partitions_matched: int
+    partitions_planned: int
+    partitions_skipped: int
+    skip_counts: dict[str, int]
+    skipped: list[SkippedPartition] = Field(description="The first skipped partitions with their reasons")
+    warnings: list[str]
+    deletion_id: str | None
+    error: str | None
+
+
+class PolicyRunPage(BaseModel):
+    items: list[PolicyRunRead]
+    next_cursor: str | None

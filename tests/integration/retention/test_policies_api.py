@@ -1,0 +1,77 @@
+"""Retention policies over HTTP: validation, create/read/update/delete, audit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from retention_helpers import policy_body
+
+BASE = "/v1/clusters/demo/policies"
+
+
+async def test_policy_lifecycle(client: httpx.AsyncClient, alice: dict[str, str], inter: str) -> None:
+    created = await client.post(BASE, json=policy_body(min_records=5), headers=alice)
+    assert created.status_code == 201, created.text
+    policy = created.json()
+    assert policy["owner"] == "User:alice"
+    assert policy["consumers"] == {"groups": ["billing"], "spark": ["enricher"]}
+    assert (policy["min_records"], policy["enabled"], policy["last_run_at"]) == (5, True, None)
+    assert created.headers["Location"] == f"{BASE}/inter"
+    assert (await client.post(BASE, json=policy_body(), headers=alice)).status_code == 409
+
+    patched = await client.patch(
+        f"{BASE}/inter", json={"consumers": "all_groups", "enabled": False}, headers=alice
+    )
+    assert patched.status_code == 200, patched.text
+    assert (patched.json()["consumers"], patched.json()["enabled"]) == ("all_groups", False)
+    assert patched.json()["min_records"] == 5
+
+    listed = await client.get(BASE, headers=alice)
+    assert [p["name"] for p in listed.json()["items"]] == ["inter"]
+    assert (await client.get(f"{BASE}/inter/runs", headers=alice)).json() == {
+        "items": [],
+        "next_cursor": None,
+    }
+    assert (await client.delete(f"{BASE}/inter", headers=alice)).status_code == 204
+    assert (await client.get(f"{BASE}/inter", headers=alice)).status_code == 404
+
+    audit = await client.get("/v1/audit", headers=alice)
+    actions = [e["action"] for e in audit.json()["items"]]
+    assert actions == ["policy.created", "policy.updated", "policy.deleted"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"topics": {"prefix": "a", "regex": "b"}},
+        {"topics": {}},
+        {"topics": {"regex": "("}},
+        {"topics": {"names": []}},
+        {"consumers": {"groups": [], "spark": []}},
+        {"consumers": {"groups": ["spark-kafka-source-abc-driver-0"]}},
+        {"consumers": "some_groups"},
+        {"interval_seconds": 0},
+        {"min_records": -1},
+        {"min_age_seconds": "60"},
+        {"name": "bad name"},
+        {"unknown": 1},
+    ],
+)
+async def test_invalid_policies_are_refused(
+    client: httpx.AsyncClient, alice: dict[str, str], emulator: object, change: dict[str, Any]
+) -> None:
+    response = await client.post(BASE, json=policy_body() | change, headers=alice)
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+
+
+async def test_unknown_cluster_and_policy(
+    client: httpx.AsyncClient, alice: dict[str, str], emulator: object
+) -> None:
+    assert (
+        await client.post("/v1/clusters/nowhere/policies", json=policy_body(), headers=alice)
+    ).status_code == 404
+    assert (await client.patch(f"{BASE}/absent", json={"enabled": False}, headers=alice)).status_code == 404
+    assert (await client.get(f"{BASE}/absent/runs", headers=alice)).status_code == 404
