@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 
 from kafka_emulator.state.partition import Partition
 from kafka_emulator.state.purgatory import DeletePurgatory
+
+log = logging.getLogger("kafka_emulator.replication")
 
 
 class Replicator:
@@ -63,8 +66,12 @@ class Replicator:
             dirty, self._dirty = self._dirty, {}
             now = time.monotonic()
             for partition in dirty:
-                if self.run_round(partition, now):
-                    self._dirty[partition] = None
+                try:
+                    if self.run_round(partition, now):
+                        self._dirty[partition] = None
+                except Exception:
+                    # A bug in one partition's round must not stop replication for the others.
+                    log.exception("replication round failed for %s-%s", partition.topic, partition.index)
             if self._dirty:
                 self._wake.set()
 
