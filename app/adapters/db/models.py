@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -81,6 +82,9 @@ class Deletion(Base):
     status: Mapped[str] = mapped_column(String(32))
     partition_count: Mapped[int] = mapped_column(Integer)
     topics: Mapped[list[str]] = mapped_column(JSON)
+    # The requester's group principals (``Group:<g>`` names without the prefix) when it was accepted: the
+    # executor re-checks DELETE with the same principals the API checked.
+    principal_groups: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     idempotency_key: Mapped[str | None] = mapped_column(String(255))
     request_hash: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime]
@@ -155,3 +159,43 @@ class AuditHead(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     last_event_id: Mapped[int] = mapped_column(BigInteger, default=0)
     last_hash: Mapped[str] = mapped_column(String(64))
+
+
+class AclBinding(Base):
+    """One ACL binding of a cluster (``acl_source: service``); see ``app.domain.acl.AclBinding``."""
+
+    __tablename__ = "acl_binding"
+    __table_args__ = (
+        UniqueConstraint(
+            "cluster",
+            "resource_type",
+            "pattern_type",
+            "resource_name",
+            "principal",
+            "host",
+            "operation",
+            "permission",
+            name="uq_acl_binding_entry",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    cluster: Mapped[str] = mapped_column(String(255))
+    resource_type: Mapped[str] = mapped_column(String(16))
+    pattern_type: Mapped[str] = mapped_column(String(16))
+    resource_name: Mapped[str] = mapped_column(String(512))
+    principal: Mapped[str] = mapped_column(String(512))
+    host: Mapped[str] = mapped_column(String(64))
+    operation: Mapped[str] = mapped_column(String(32))
+    permission: Mapped[str] = mapped_column(String(8))
+    created_at: Mapped[datetime]
+
+
+class AclVersion(Base):
+    """Per cluster, a counter bumped by every ACL change: each service instance compares it with the
+    version of its cached authorizer before deciding, so a change made elsewhere applies at once."""
+
+    __tablename__ = "acl_version"
+
+    cluster: Mapped[str] = mapped_column(String(255), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger, default=0)
