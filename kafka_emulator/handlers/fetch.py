@@ -38,17 +38,20 @@ class _FetchPlan:
         allowed = TopicAuthorization(authorizer, ctx, "READ")
         names = {t.topic_id: name for name, t in state.topics.items()} if self.by_id else {}
         self.topics: list[tuple[Message, str | None, list[Message]]] = []
+        self.denied: set[str] = set()
         for topic in request["Topics"]:
             name = names.get(topic["TopicId"]) if self.by_id else topic["Topic"]
             if name is not None and not allowed(name):
-                name = "\0unauthorized"
+                self.denied.add(name)
             self.topics.append((topic, name, topic["Partitions"]))
 
     def partitions(self) -> list[Partition]:
         found = []
         for _, name, parts in self.topics:
+            if name is None or name in self.denied:
+                continue
             for part in parts:
-                partition = self.state.partition(name, part["Partition"]) if name else None
+                partition = self.state.partition(name, part["Partition"])
                 if partition is not None:
                     found.append(partition)
         return found
@@ -70,7 +73,7 @@ class _FetchPlan:
 
     def _read_partition(self, name: str | None, part: Message, budget: int) -> Message:
         index = part["Partition"]
-        if name == "\0unauthorized":
+        if name in self.denied:
             return _error(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         if name is None:
             return _error(index, UNKNOWN_TOPIC_ID if self.by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiokafka import AIOKafkaClient
 from aiokafka.protocol.metadata import MetadataRequest_v1
-from aiokafka_requests import Pinned, delete_records
+from aiokafka_requests import Pinned, delete_records, fetch, list_offsets
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from dataplane_clients import until
@@ -138,3 +138,20 @@ async def test_librdkafka_admin_sees_topic_authorization_failed(secured: Emulate
         return "NONE"
 
     assert await asyncio.to_thread(attempt) == "TOPIC_AUTHORIZATION_FAILED"
+
+
+async def test_fetch_and_list_offsets_need_read_and_describe(secured: EmulatedCluster) -> None:
+    await seed(secured)
+    allow(secured, "t", Operation.DESCRIBE)
+    client = await sasl_client(secured, "alice")
+    leader = secured.model.leader_of("t", 0)
+    try:
+        denied = await fetch(client, leader, "t", 0, 0)
+        listed = await list_offsets(client, leader, [("t", 0, -2)])
+        allow(secured, "t", Operation.READ)
+        granted = await fetch(client, leader, "t", 0, 0)
+    finally:
+        await client.close()
+    assert denied["error"] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert listed[("t", 0)] == (0, -1, 0)
+    assert (granted["error"], granted["high_watermark"]) == (0, 10)
