@@ -123,7 +123,7 @@ def fetch_handler(state: ClusterState, authorizer: Authorizer) -> Handler:
         plan = _FetchPlan(state, ctx, authorizer, request)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(0, request["MaxWaitMs"]) / 1000
-        min_bytes = max(1, request["MinBytes"]) if request["MaxWaitMs"] > 0 else 0
+        min_bytes = request["MinBytes"] if request["MaxWaitMs"] > 0 else 0  # MinBytes 0: answer at once
         while True:
             responses, total, errors = plan.read()
             remaining = deadline - loop.time()
