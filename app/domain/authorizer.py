@@ -11,14 +11,15 @@ operation on a named resource? In order (kafka-semantics.md §5.1):
    client IP, and its operation is the one asked, ALL, or (ALLOW only) one that implies it;
 4. any applicable DENY wins; otherwise any applicable ALLOW allows; otherwise denied.
 
-Speed: bindings are indexed per resource type, LITERAL names in a dict and PREFIXED names in a sorted
-list searched by bisection (the prefixes of a name are found in a few O(log n) steps, never by a scan),
-and inside each pattern grouped by principal, so a decision only reads the bindings of the caller's own
-principals and ``User:*``.
+Speed: bindings are indexed per resource type: LITERAL names in a dict, PREFIXED names in a ``PrefixSet``
+(sorted and searched by bisection like StandardAuthorizer's sorted ACL set, each name also linked to
+its longest prefix in the set), and inside each pattern grouped by principal. A decision reads
+only the patterns covering the name and, in them, only the caller's principals and ``User:*``; it never
+scans the set (about 10 us per decision at 100,000 bindings, see bench/authorizer_bench.py).
 
-Changes: an ``Authorizer`` is immutable. ``with_changes`` returns a rebuilt one (O(n log n), about a
-quarter of a second at 100,000 bindings); the caller swaps the reference, so no decision ever sees a
-half-applied change.
+Changes: an ``Authorizer`` is immutable. ``with_changes`` returns a rebuilt one (O(n log n), well under
+a second at 100,000 bindings); the caller swaps the reference, so no decision ever sees a half-applied
+change.
 """
 
 from __future__ import annotations
@@ -47,8 +48,10 @@ _IMPLIED_BY_ALLOW: dict[Operation, frozenset[Operation]] = {
 }
 _NOTHING: frozenset[Operation] = frozenset()
 
-# principal -> that principal's bindings on one resource pattern
-_Bucket = dict[str, list[AclBinding]]
+# A binding as the index keeps it: with the set of asked operations it covers.
+_Entry = tuple[AclBinding, frozenset[Operation]]
+# principal -> that principal's entries on one resource pattern
+_Bucket = dict[str, list[_Entry]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +76,21 @@ def parse_kafka_bool(text: str) -> bool:
 
 
 def operation_matches(binding: AclBinding, operation: Operation) -> bool:
-    if binding.operation == Operation.ALL or binding.operation == operation:
-        return True
-    return binding.permission == Permission.ALLOW and binding.operation in _IMPLIED_BY_ALLOW.get(
-        operation, _NOTHING
+    """Whether ``binding`` speaks about ``operation``: the same, ALL, or (ALLOW only) one implying it."""
+    return operation in _COVERED[binding.operation, binding.permission]
+
+
+def _covered_operations(granted: Operation, permission: Permission) -> frozenset[Operation]:
+    """The asked operations a binding with this operation and permission applies to."""
+    return frozenset(
+        asked
+        for asked in Operation
+        if granted in (Operation.ALL, asked)
+        or (permission == Permission.ALLOW and granted in _IMPLIED_BY_ALLOW.get(asked, _NOTHING))
     )
+
+
+_COVERED = {(op, perm): _covered_operations(op, perm) for op in Operation for perm in Permission}
 
 
 def _common_prefix_length(a: str, b: str) -> int:
@@ -88,29 +101,51 @@ def _common_prefix_length(a: str, b: str) -> int:
     return length
 
 
-def prefixes_in(sorted_names: Sequence[str], name: str) -> list[str]:
-    """Every element of ``sorted_names`` that is a prefix of ``name`` (``name`` itself included).
+class PrefixSet:
+    """Names searchable by "which of you are prefixes of this name", without a scan.
 
-    Each prefix of ``name`` sorts at or below it. Take the greatest element ``s <= target``: if it is a
-    prefix, keep it and continue below it; if not, no prefix of ``target`` longer than the part shared
-    with ``s`` can exist (it would sort between ``s`` and ``target``), so continue with that shared part.
-    Every step shortens the target and narrows the search range.
+    The names are sorted, and each remembers the position of its longest proper prefix in the set (its
+    parent), so the prefixes of a name are: the longest one, then its parent, and so on. Finding the
+    longest takes a few bisections: each prefix of a name sorts at or below it, so take the greatest
+    element ``s <= target``; if ``s`` is not a prefix, no prefix of ``target`` longer than the part it
+    shares with ``s`` can exist (it would sort between them), so continue with that shared part.
     """
-    found: list[str] = []
-    target = name
-    high = len(sorted_names)
-    while target:
-        index = bisect_right(sorted_names, target, 0, high) - 1
-        if index < 0:
-            break
-        candidate = sorted_names[index]
-        if target.startswith(candidate):
-            found.append(candidate)
-            target = candidate[:-1]
-        else:
+
+    __slots__ = ("_names", "_parents")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._names = sorted(set(names))
+        self._parents: list[int] = []
+        # Everything sorting between a name and a longer name it prefixes also starts with it, so the
+        # chain of open prefixes is a stack.
+        chain: list[int] = []
+        for index, name in enumerate(self._names):
+            while chain and not name.startswith(self._names[chain[-1]]):
+                chain.pop()
+            self._parents.append(chain[-1] if chain else -1)
+            chain.append(index)
+
+    def __bool__(self) -> bool:
+        return bool(self._names)
+
+    def prefixes_of(self, name: str) -> list[str]:
+        """Every name in the set that is a prefix of ``name`` (``name`` included), longest first."""
+        names, target, high = self._names, name, len(self._names)
+        while target:
+            index = bisect_right(names, target, 0, high) - 1
+            if index < 0:
+                return []
+            candidate = names[index]
+            if target.startswith(candidate):
+                found = [candidate]
+                index = self._parents[index]
+                while index >= 0:
+                    found.append(names[index])
+                    index = self._parents[index]
+                return found
             target = target[: _common_prefix_length(candidate, target)]
-        high = index
-    return found
+            high = index
+        return []
 
 
 class _PatternIndex:
@@ -123,8 +158,9 @@ class _PatternIndex:
         self._prefixed: dict[str, _Bucket] = {}
         for binding in bindings:
             table = self._literal if binding.pattern_type == PatternType.LITERAL else self._prefixed
-            table.setdefault(binding.resource_name, {}).setdefault(binding.principal, []).append(binding)
-        self._prefixes = sorted(self._prefixed)
+            entry = (binding, _COVERED[binding.operation, binding.permission])
+            table.setdefault(binding.resource_name, {}).setdefault(binding.principal, []).append(entry)
+        self._prefixes = PrefixSet(self._prefixed)
 
     def buckets(self, name: str) -> list[_Bucket]:
         """The buckets of every pattern that covers the literal resource ``name``."""
@@ -137,7 +173,7 @@ class _PatternIndex:
             if wildcard is not None:
                 found.append(wildcard)
         if self._prefixes:
-            found.extend(self._prefixed[prefix] for prefix in prefixes_in(self._prefixes, name))
+            found.extend(self._prefixed[prefix] for prefix in self._prefixes.prefixes_of(name))
         return found
 
 
@@ -217,10 +253,10 @@ def _decide(
     allowed_by: AclBinding | None = None
     for principal in principals:
         for bucket in buckets:
-            for binding in bucket.get(principal, ()):
-                if binding.host != WILDCARD_HOST and binding.host != client_host:
+            for binding, covered in bucket.get(principal, ()):
+                if operation not in covered:
                     continue
-                if not operation_matches(binding, operation):
+                if binding.host != WILDCARD_HOST and binding.host != client_host:
                     continue
                 if binding.permission == Permission.DENY:
                     return Decision(False, f"denied by {binding}", binding)

@@ -15,7 +15,7 @@ from app.domain.acl import (
     parse_enum,
     parse_filter_enum,
 )
-from app.domain.authorizer import Authorizer, prefixes_in
+from app.domain.authorizer import Authorizer, PrefixSet
 from app.errors import ValidationFailed
 
 LITERAL, PREFIXED, ANY, MATCH = PatternType.LITERAL, PatternType.PREFIXED, PatternType.ANY, PatternType.MATCH
@@ -172,6 +172,8 @@ def test_parse_filter_enum_treats_any_as_any() -> None:
         (["a", "ab", "abc"], "abc", ["abc", "ab", "a"]),
         (["a", "ab", "abc", "abd", "b"], "abe", ["ab", "a"]),
         (["fo", "foa"], "fob", ["fo"]),
+        (["a", "ab", "b"], "bc", ["b"]),
+        (["a", "ab", "abc", "ac", "acd"], "acde", ["acd", "ac", "a"]),
         (["f", "fa", "faz", "fb", "fz"], "fy", ["f"]),
         (["abc"], "ab", []),
         (["_"], "_", ["_"]),
@@ -179,5 +181,5 @@ def test_parse_filter_enum_treats_any_as_any() -> None:
         (["a"], "", []),
     ],
 )
-def test_prefixes_in(names: list[str], name: str, expected: list[str]) -> None:
-    assert prefixes_in(sorted(names), name) == expected
+def test_prefix_set(names: list[str], name: str, expected: list[str]) -> None:
+    assert PrefixSet(names).prefixes_of(name) == expected

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.domain.acl import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
-from app.domain.authorizer import Authorizer, prefixes_in
+from app.domain.authorizer import Authorizer, PrefixSet
 
 ALPHABET = "ab_-."
 BINDING_PRINCIPALS = ["User:alice", "User:bob", "User:*", "Group:ops", "Group:*"]
@@ -185,6 +185,6 @@ def test_match_filter_selects_exactly_the_candidates(
 
 @settings(max_examples=500, derandomize=True, deadline=None)
 @given(prefixes=st.sets(st.text(ALPHABET, min_size=1, max_size=5), max_size=30), name=asked_names)
-def test_prefixes_in_finds_every_prefix(prefixes: set[str], name: str) -> None:
-    found = prefixes_in(sorted(prefixes), name)
+def test_prefix_set_finds_every_prefix(prefixes: set[str], name: str) -> None:
+    found = PrefixSet(prefixes).prefixes_of(name)
     assert sorted(found) == sorted(p for p in prefixes if name.startswith(p))
