@@ -217,7 +217,7 @@ class Authorizer:
     ) -> Authorizer:
         """A new authorizer with ``removed`` taken out and then ``added`` put in (a full rebuild)."""
         gone = set(removed)
-        kept = [binding for binding in self._bindings if binding not in gone]
+        kept = [binding for binding in self._bindings if binding not in gone] if gone else self._bindings
         return Authorizer([*kept, *added], self._super_users, self._allow_everyone)
 
     def matching(self, acl_filter: AclFilter) -> list[AclBinding]:
