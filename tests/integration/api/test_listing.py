@@ -88,7 +88,7 @@ async def test_deletion_read_shape(app_client: httpx.AsyncClient, alice: dict[st
     partition = body["partitions"][1]
     assert set(partition) == {
         "topic", "partition", "requested_offset", "resolved_offset", "status", "low_watermark",
-        "leader_log_start_offset", "error_code", "error_message", "attempts", "updated_at",
+        "leader_log_start_offset", "error_code", "error_message", "attempts", "updated_at", "spec",
     }  # fmt: skip
     assert (partition["requested_offset"], partition["resolved_offset"]) == (-1, 30)
 
