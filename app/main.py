@@ -17,11 +17,25 @@ from app import auth
 from app.adapters.db.migrate import upgrade
 from app.adapters.db.session import create_engine, make_sessionmaker
 from app.adapters.kafka import KafkaClusters
-from app.api.deps import AllowAll, Authorization, Services
+from app.adapters.kafka.acls import KafkaAclReader
+from app.api.deps import Authorization, Services
+from app.api.guards import CanReadAudit
 from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
-from app.api.routers import audit, audit_export, consumers, deletions, health, offsets, partitions, policies
+from app.api.routers import (
+    acls,
+    audit,
+    audit_export,
+    consumers,
+    deletions,
+    health,
+    offsets,
+    partitions,
+    policies,
+)
+from app.api.schemas.common import problem_responses
+from app.auth.authorization import build_authorization
 from app.domain.ports import KafkaGateway
 from app.settings import Settings, get_settings
 from app.worker import Executor
@@ -41,7 +55,8 @@ def create_app(
     gateway: KafkaGateway | None = None,
     authorization: Authorization | None = None,
 ) -> FastAPI:
-    """The service. ``gateway`` and ``authorization`` default to the real ones built from settings."""
+    """The service. ``gateway`` and ``authorization`` default to the real ones built from settings
+    (authorization: KIP-11 ACLs per cluster, ``app.auth.authorization``)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -60,9 +75,16 @@ def create_app(
                 stack.push_async_callback(clusters.close)
                 kafka = clusters
             sessionmaker = make_sessionmaker(engine)
-            executor = Executor(sessionmaker, kafka, settings) if run_executor else None
+            acl_reader = KafkaAclReader(settings.clusters)
+            stack.push_async_callback(acl_reader.close)
+            kip11 = build_authorization(settings, sessionmaker, acl_reader)
+            executor = (
+                Executor(sessionmaker, kafka, settings, reauthorizer=kip11 if authorization is None else None)
+                if run_executor
+                else None
+            )
             app.state.services = Services(
-                settings, sessionmaker, kafka, authorization or AllowAll(), executor
+                settings, sessionmaker, kafka, authorization or kip11, executor, kip11.sources
             )
             if executor is not None:
                 await executor.start()
@@ -76,8 +98,11 @@ def create_app(
     app = FastAPI(title="kafka-purge", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     install_problem_handlers(app)
     auth.install(app, settings)
-    for module in (deletions, partitions, offsets, audit_export, audit, health, consumers, policies):
+    for module in (deletions, partitions, offsets, acls, health, consumers, policies):
         app.include_router(module.router)
+    # The audit trail spans every cluster: reading it needs DESCRIBE on CLUSTER of each.
+    for module in (audit_export, audit):
+        app.include_router(module.router, dependencies=[CanReadAudit], responses=problem_responses(403))
     # Added innermost first: the request id is set before anything can answer, even a 413.
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.limits.max_body_bytes)
     app.add_middleware(MetricsMiddleware)

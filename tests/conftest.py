@@ -118,7 +118,14 @@ def clusters(request: pytest.FixtureRequest) -> dict[str, ClusterSettings]:
 
 
 @pytest.fixture
-def settings(migrated_url: str, clusters: dict[str, ClusterSettings]) -> Settings:
+def super_users() -> str:
+    """``PURGE_SUPER_USERS`` of ``settings``. The API tests' clients are super users, so they test their own
+    concern, not authorization; tests/integration/authz overrides this to decide from ACL bindings."""
+    return "User:alice;User:bob;User:auditor"
+
+
+@pytest.fixture
+def settings(migrated_url: str, clusters: dict[str, ClusterSettings], super_users: str) -> Settings:
     return Settings(
         database=DatabaseSettings(url=migrated_url, pool_size=5),
         clusters=clusters,
@@ -128,6 +135,7 @@ def settings(migrated_url: str, clusters: dict[str, ClusterSettings]) -> Setting
             dev_client_groups={"auditor": ["auditors"]},
         ),
         worker=WorkerSettings(poll_interval_seconds=0.05, backoff_initial_ms=20, confirm_interval_ms=50),
+        super_users=super_users,
     )
 
 

@@ -13,15 +13,23 @@ from app.adapters.db.models import Deletion
 from app.adapters.db.session import read_session
 from app.api.problems import request_id_of
 from app.auth import Principal
+from app.auth.acl_sources import AclSources
+from app.domain.acl import Operation
 from app.domain.ports import KafkaGateway
 from app.settings import Settings
 from app.worker import Executor
 
 
 class Authorization(Protocol):
-    """What the routes ask before acting; issue 4 plugs the KIP-11 authorizer in here."""
+    """What the routes ask before acting (``app.auth.authorization.KafkaAclAuthorization``: KIP-11).
 
-    async def check_delete_topics(self, principal: Principal, cluster: str, topics: Sequence[str]) -> None:
+    The ``check_*`` methods raise ``Forbidden`` (and audit the refusal); ``can_view`` answers a bool
+    because a deletion the caller may not see is a 404, never a 403.
+    """
+
+    async def check_delete_topics(
+        self, principal: Principal, cluster: str, topics: Sequence[str], *, request_id: str | None = None
+    ) -> None:
         """Raise ``Forbidden`` unless ``principal`` may delete records of every topic."""
         ...
 
@@ -29,15 +37,57 @@ class Authorization(Protocol):
         """Whether ``principal`` may see ``deletion`` (if not, the API answers 404, not 403)."""
         ...
 
+    async def check_cancel(
+        self, principal: Principal, deletion: Deletion, *, request_id: str | None = None
+    ) -> None:
+        """Raise ``Forbidden`` unless ``principal`` may cancel ``deletion`` (DELETE on every topic)."""
+        ...
+
+    async def check_describe_topics(
+        self, principal: Principal, cluster: str, topics: Sequence[str], *, request_id: str | None = None
+    ) -> None:
+        """Raise ``Forbidden`` unless ``principal`` may DESCRIBE every topic (offsets and groups views)."""
+        ...
+
+    async def check_cluster(
+        self, principal: Principal, cluster: str, operation: Operation, *, request_id: str | None = None
+    ) -> None:
+        """Raise ``Forbidden`` unless ``principal`` may perform ``operation`` on the cluster itself."""
+        ...
+
+    async def check_audit_read(self, principal: Principal, *, request_id: str | None = None) -> None:
+        """Raise ``Forbidden`` unless ``principal`` may read the audit trail."""
+        ...
+
 
 class AllowAll:
-    """Every authenticated principal may do everything (until the authorization issue lands)."""
+    """Every authenticated principal may do everything (for tests of other concerns only)."""
 
-    async def check_delete_topics(self, principal: Principal, cluster: str, topics: Sequence[str]) -> None:
+    async def check_delete_topics(
+        self, principal: Principal, cluster: str, topics: Sequence[str], *, request_id: str | None = None
+    ) -> None:
         return None
 
     async def can_view(self, principal: Principal, deletion: Deletion) -> bool:
         return True
+
+    async def check_cancel(
+        self, principal: Principal, deletion: Deletion, *, request_id: str | None = None
+    ) -> None:
+        return None
+
+    async def check_describe_topics(
+        self, principal: Principal, cluster: str, topics: Sequence[str], *, request_id: str | None = None
+    ) -> None:
+        return None
+
+    async def check_cluster(
+        self, principal: Principal, cluster: str, operation: Operation, *, request_id: str | None = None
+    ) -> None:
+        return None
+
+    async def check_audit_read(self, principal: Principal, *, request_id: str | None = None) -> None:
+        return None
 
 
 @dataclass
@@ -49,6 +99,7 @@ class Services:
     gateway: KafkaGateway
     authorization: Authorization
     executor: Executor | None = None
+    acl_sources: AclSources | None = None
 
 
 def get_services(request: Request) -> Services:

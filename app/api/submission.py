@@ -103,7 +103,9 @@ async def submit_deletion(
     if not services.gateway.has_cluster(request.cluster):
         raise NotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})
-    await services.authorization.check_delete_topics(principal, request.cluster, topics)
+    await services.authorization.check_delete_topics(
+        principal, request.cluster, topics, request_id=request_id
+    )
     planned, overridden = await plan_deletion(services, request)
     try:
         submission = await _store(
@@ -138,6 +140,7 @@ async def _store(
         id=str(uuid.uuid4()),
         cluster=request.cluster,
         principal=principal.name,
+        principal_groups=list(principal.groups),
         client_host=principal.client_host[:64],
         request_id=request_id,
         reason=request.reason,

@@ -127,7 +127,9 @@ async def get_deletion(
 
 
 @router.post(
-    "/{deletion_id}/cancel", response_model=DeletionRead, responses=problem_responses(401, 404, 409, 422)
+    "/{deletion_id}/cancel",
+    response_model=DeletionRead,
+    responses=problem_responses(401, 403, 404, 409, 422),
 )
 async def cancel_deletion(
     deletion_id: DeletionId,
@@ -137,6 +139,10 @@ async def cancel_deletion(
     request_id: RequestIdDep,
 ) -> DeletionRead:
     """Cancel the partitions not yet sent to Kafka (pending and not claimed by a worker)."""
+    async with read_session(services.sessionmaker) as session:
+        seen = await visible_deletion(session, authorization, principal, deletion_id)
+    # Outside the write transaction: a refusal commits its own authz.denied event.
+    await authorization.check_cancel(principal, seen, request_id=request_id)
     now = datetime.now(UTC)
     async with write_transaction(services.sessionmaker) as session:
         deletion = await visible_deletion(session, authorization, principal, deletion_id)

@@ -1,0 +1,72 @@
+"""ACL binding schemas, with Kafka's field names (``permission_type`` as in DescribeAcls)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.domain.acl import AclBinding, Operation, PatternType, Permission, ResourceType
+
+PrincipalText = Field(
+    min_length=3, max_length=512, description="Type:Name, e.g. User:alice, Group:payments; User:* is everyone"
+)
+
+
+class AclCreate(BaseModel):
+    """One binding, validated as Kafka's controller does (concrete operation and permission, LITERAL or
+    PREFIXED pattern, non-empty name, principal ``Type:Name``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    principal: str = PrincipalText
+    host: str = Field(default="*", min_length=1, max_length=64, description="* or the client's IP address")
+    operation: Operation
+    permission_type: Permission
+    resource_type: ResourceType
+    resource_name: str = Field(
+        min_length=1,
+        max_length=512,
+        description="A topic or group name, * (LITERAL only: every name), or kafka-cluster for CLUSTER",
+    )
+    pattern_type: PatternType = Field(default=PatternType.LITERAL, description="LITERAL or PREFIXED")
+
+    def binding(self) -> AclBinding:
+        return AclBinding(
+            principal=self.principal,
+            host=self.host,
+            operation=self.operation,
+            permission=self.permission_type,
+            resource_type=self.resource_type,
+            resource_name=self.resource_name,
+            pattern_type=self.pattern_type,
+        )
+
+
+class AclRead(BaseModel):
+    principal: str
+    host: str
+    operation: Operation
+    permission_type: Permission
+    resource_type: ResourceType
+    resource_name: str
+    pattern_type: PatternType
+
+    @classmethod
+    def of(cls, binding: AclBinding) -> AclRead:
+        return cls(
+            principal=binding.principal,
+            host=binding.host,
+            operation=binding.operation,
+            permission_type=binding.permission,
+            resource_type=binding.resource_type,
+            resource_name=binding.resource_name,
+            pattern_type=binding.pattern_type,
+        )
+
+
+class AclList(BaseModel):
+    """Bindings of a cluster; ``source`` says where the cluster's bindings live."""
+
+    source: Literal["service", "kafka"]
+    items: list[AclRead]
