@@ -75,7 +75,7 @@ async def test_paused_follower_is_leader_truncated_then_succeeded_after_resume(
 ) -> None:
     follower = next(b for b in (1, 2, 3) if b != leader_of(emulator, orders, 0))
     emulator.pause_follower(orders, 0, follower)
-    deletion_id = await insert_deletion(sessionmaker, [Target(orders, 0, 6)], timeout_ms=3_000)
+    deletion_id = await insert_deletion(sessionmaker, [Target(orders, 0, 6)], timeout_ms=4_000)
     assert await drive(executor, sessionmaker, deletion_id, until=["in_progress"]) == "in_progress"
     [row] = await partitions_of(sessionmaker, deletion_id)
     assert row.status == "leader_truncated"
