@@ -14,6 +14,15 @@ DEMO_ACLS: tuple[dict[str, str], ...] = (
         "resource_name": "orders.",
         "pattern_type": "PREFIXED",
     },
+    # Legal hold: DENY beats the PREFIXED ALLOW above, for every principal (super users excepted).
+    {
+        "principal": "User:*",
+        "operation": "DELETE",
+        "permission_type": "DENY",
+        "resource_type": "TOPIC",
+        "resource_name": "orders.audit",
+        "pattern_type": "LITERAL",
+    },
     # Auditors see every deletion and read the audit trail, but delete nothing.
     {
         "principal": "Group:auditors",

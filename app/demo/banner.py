@@ -24,11 +24,13 @@ kafka-purge demo is running.
   Kafka bootstrap:       {emulator.bootstrap}   (emulated 3-broker cluster "demo")
   Emulator control API:  {emulator.control}/state
   Database:              {database}   (SQLite, fresh each run, like the cluster)
-  Topics:                orders.eu (6), orders.us (3), payments (3), customers.compacted (3, compacted)
+  Topics:                orders.eu (6), orders.us (3), orders.audit (1), payments (3),
+                         customers.compacted (3, compacted)
 
   Demo clients (OAuth2 client credentials):
 {credentials}
-    admin is a super user; orders-team may delete records of orders.* topics (a PREFIXED ACL);
+    admin is a super user; orders-team may delete records of orders.* topics (a PREFIXED ACL),
+    except orders.audit (a DENY for User:* puts it under legal hold: DENY beats ALLOW);
     auditor (group auditors) may see every deletion and the audit trail but delete nothing.
 
   Try it:

@@ -19,6 +19,8 @@ class DemoTopic:
 DEMO_TOPICS = (
     DemoTopic("orders.eu", 6),
     DemoTopic("orders.us", 3),
+    # Under a legal hold: a DENY binding keeps everyone but super users from deleting here.
+    DemoTopic("orders.audit", 1),
     DemoTopic("payments", 3),
     # Kafka refuses DeleteRecords on compacted topics (POLICY_VIOLATION): the demo shows that too.
     DemoTopic("customers.compacted", 3, {"cleanup.policy": "compact"}),
