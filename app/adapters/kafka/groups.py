@@ -13,13 +13,20 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from aiokafka.protocol.admin import DescribeGroupsRequest, ListGroupsRequest
-from aiokafka.protocol.commit import OffsetFetchRequest
+from aiokafka.protocol.admin import ListGroupsRequest
 from aiokafka.protocol.coordination import FindCoordinatorRequest
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient
 from app.adapters.kafka.consumer_protocol import assigned_partitions, subscribed_topics
 from app.adapters.kafka.errors import error_name
+from app.adapters.kafka.groups_codec import (
+    CommittedOffsetsRequest,
+    DescribeGroupsBatch,
+    GroupsOffsetsRequest,
+    OffsetFetchAnswer,
+    read_groups_offsets,
+    read_offset_fetch,
+)
 from app.adapters.kafka.protocol import VersionUnsupported
 from app.domain.ports import GroupInfo, GroupMember, TopicPartition
 
@@ -103,23 +110,56 @@ def _member(entry: Any) -> GroupMember:
 
 async def describe_group(client: ClusterClient, brokers: Sequence[int], group: str) -> GroupInfo:
     async def call(node: int) -> GroupInfo:
-        response = await _send(client, node, DescribeGroupsRequest([group]))
-        error_code, group_id, state, protocol_type, _protocol, members = response.groups[0][:6]
-        error = error_name(int(error_code))
-        if error in RETRIABLE:
-            raise _Retriable(f"DescribeGroups: {error}")
-        if error != "NONE":
-            raise GroupQueryFailed(f"DescribeGroups for group {group!r}: {error}")
-        return GroupInfo(str(group_id), str(state), str(protocol_type), tuple(_member(m) for m in members))
+        response = await _send(client, node, DescribeGroupsBatch([group]))
+        info = _described(response.groups[0])
+        if info is None:
+            raise _Retriable("DescribeGroups: the coordinator moved or is loading")
+        return info
 
     return await _with_coordinator(client, brokers, group, call)
+
+
+def _described(entry: Any) -> GroupInfo | None:
+    """One group of a DescribeGroups answer; None when it should be asked again (coordinator moved)."""
+    error_code, group_id, state, protocol_type, _protocol, members = entry[:6]
+    error = error_name(int(error_code))
+    if error in RETRIABLE:
+        return None
+    if error != "NONE":
+        raise GroupQueryFailed(f"DescribeGroups for group {group_id!r}: {error}")
+    return GroupInfo(str(group_id), str(state), str(protocol_type), tuple(_member(m) for m in members))
+
+
+async def _coordinator_or_none(client: ClusterClient, brokers: Sequence[int], group: str) -> int | None:
+    try:
+        return await find_coordinator(client, brokers, group)
+    except _Retriable:
+        return None
 
 
 async def describe_groups(
     client: ClusterClient, brokers: Sequence[int], groups: Sequence[str]
 ) -> dict[str, GroupInfo]:
-    infos = await asyncio.gather(*(describe_group(client, brokers, g) for g in groups))
-    return {info.group_id: info for info in infos}
+    """One DescribeGroups per coordinator with all of its groups, as Kafka's Admin client batches; a
+    group whose coordinator moved or is loading is asked again on its own."""
+    coordinators = await asyncio.gather(*(_coordinator_or_none(client, brokers, g) for g in groups))
+    by_node: dict[int, list[str]] = defaultdict(list)
+    again: list[str] = []
+    for group, node in zip(groups, coordinators, strict=True):
+        (again if node is None else by_node[node]).append(group)
+    answers = await asyncio.gather(
+        *(_send(client, node, DescribeGroupsBatch(members)) for node, members in by_node.items())
+    )
+    infos: dict[str, GroupInfo] = {}
+    for (_node, asked), response in zip(by_node.items(), answers, strict=True):
+        for group, entry in zip(asked, response.groups, strict=True):
+            if (info := _described(entry)) is None:
+                again.append(group)
+            else:
+                infos[group] = info
+    for info in await asyncio.gather(*(describe_group(client, brokers, g) for g in again)):
+        infos[info.group_id] = info
+    return infos
 
 
 def _by_topic(partitions: Sequence[TopicPartition]) -> list[tuple[str, list[int]]]:
@@ -129,31 +169,79 @@ def _by_topic(partitions: Sequence[TopicPartition]) -> list[tuple[str, list[int]
     return [(name, sorted(parts)) for name, parts in sorted(topics.items())]
 
 
-def _read_offsets(group: str, response: Any) -> dict[TopicPartition, int]:
-    top_error = error_name(int(getattr(response, "error_code", 0)))
+def _read_offsets(group: str, response: object) -> dict[TopicPartition, int]:
+    return _committed(group, read_offset_fetch(response))
+
+
+def _committed(group: str, answer: OffsetFetchAnswer) -> dict[TopicPartition, int]:
+    top_error = error_name(answer.error_code)
     if top_error in RETRIABLE:
         raise _Retriable(f"OffsetFetch: {top_error}")
     if top_error != "NONE":
         raise GroupQueryFailed(f"OffsetFetch for group {group!r}: {top_error}")
     committed: dict[TopicPartition, int] = {}
-    for topic, parts in response.topics:
-        for part in parts:
-            partition, offset, error = int(part[0]), int(part[1]), error_name(int(part[-1]))
+    for (topic, partition), (offset, code) in answer.partitions.items():
+        if code:
+            error = error_name(code)
             if error in RETRIABLE:
                 raise _Retriable(f"OffsetFetch: {error}")
-            if error != "NONE":
-                raise GroupQueryFailed(f"OffsetFetch for group {group!r} on {topic}-{partition}: {error}")
-            if offset >= 0:  # -1: no committed offset there
-                committed[TopicPartition(str(topic), partition)] = offset
+            raise GroupQueryFailed(f"OffsetFetch for group {group!r} on {topic}-{partition}: {error}")
+        if offset >= 0:  # -1: no committed offset there
+            committed[TopicPartition(topic, partition)] = offset
     return committed
 
 
 async def committed_offsets(
     client: ClusterClient, brokers: Sequence[int], group: str, partitions: Sequence[TopicPartition]
 ) -> dict[TopicPartition, int]:
-    request = OffsetFetchRequest(group, _by_topic(partitions))
+    request = CommittedOffsetsRequest(group, _by_topic(partitions))
 
     async def call(node: int) -> dict[TopicPartition, int]:
         return _read_offsets(group, await _send(client, node, request))
 
     return await _with_coordinator(client, brokers, group, call)
+
+
+async def _batch_on_coordinator(
+    client: ClusterClient, node: int, groups: list[str], topics: list[tuple[str, list[int]]]
+) -> tuple[dict[str, dict[TopicPartition, int]], list[str]]:
+    """OffsetFetch v8 for all ``groups`` of one coordinator; the groups to ask one by one come back
+    second (the broker has no v8, or the group's coordinator moved)."""
+    try:
+        response = await client.send(node, GroupsOffsetsRequest(groups, topics), timeout_s=client.timeout_s)
+    except VersionUnsupported:
+        return {}, groups
+    except BrokerFailure as exc:
+        raise GroupQueryFailed(str(exc)) from exc
+    answers = read_groups_offsets(response).groups
+    found: dict[str, dict[TopicPartition, int]] = {}
+    again: list[str] = []
+    for group in groups:
+        try:
+            found[group] = _committed(group, answers[group])
+        except (_Retriable, KeyError):
+            again.append(group)
+    return found, again
+
+
+async def committed_offsets_of_groups(
+    client: ClusterClient, brokers: Sequence[int], groups: Sequence[str], partitions: Sequence[TopicPartition]
+) -> dict[str, dict[TopicPartition, int]]:
+    """Committed offsets of many groups: one OffsetFetch per coordinator where brokers have v8 (each
+    request costs the broker a pass over its offsets), else one per group."""
+    coordinators = await asyncio.gather(*(_coordinator_or_none(client, brokers, g) for g in groups))
+    by_node: dict[int, list[str]] = defaultdict(list)
+    again: list[str] = []
+    for group, node in zip(groups, coordinators, strict=True):
+        (again if node is None else by_node[node]).append(group)
+    topics = _by_topic(partitions)
+    batches = await asyncio.gather(
+        *(_batch_on_coordinator(client, node, members, topics) for node, members in by_node.items())
+    )
+    found: dict[str, dict[TopicPartition, int]] = {}
+    for answered, retry in batches:
+        found.update(answered)
+        again.extend(retry)
+    singles = await asyncio.gather(*(committed_offsets(client, brokers, g, partitions) for g in again))
+    found.update(zip(again, singles, strict=True))
+    return {group: found[group] for group in groups}

@@ -8,13 +8,17 @@ callers never decide on partial data.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Protocol
 
 from app.adapters.kafka.client import ClusterClient, ClusterUnreachable
-from app.adapters.kafka.groups import GroupQueryFailed, committed_offsets, describe_groups, list_groups
+from app.adapters.kafka.groups import (
+    GroupQueryFailed,
+    committed_offsets_of_groups,
+    describe_groups,
+    list_groups,
+)
 from app.adapters.kafka.metadata import Metadata
 from app.adapters.kafka.topic_info import (
     INTERNAL_TOPICS,
@@ -98,7 +102,4 @@ class ClusterInspection:
             return {group: {} for group in groups}
         async with _unavailable(cluster):
             client, metadata = await self._metadata(cluster, [])
-            answers = await asyncio.gather(
-                *(committed_offsets(client, metadata.brokers, g, partitions) for g in groups)
-            )
-        return dict(zip(groups, answers, strict=True))
+            return await committed_offsets_of_groups(client, metadata.brokers, groups, partitions)
