@@ -172,6 +172,8 @@ class _Flexible:
 
 
 _V8_PARTITION = struct.Struct(">iqi")  # PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+# ... then Metadata as "" (length byte 1), ErrorCode, no tagged fields (0): what brokers usually send
+_V8_USUAL = struct.Struct(">iqiBhB")
 
 
 @dataclass(frozen=True)
@@ -186,13 +188,16 @@ def _decode_v8_group(reader: _Flexible) -> tuple[str, OffsetFetchAnswer]:
     for _ in range(max(reader.uvarint() - 1, 0)):
         name = reader.string()
         for _ in range(max(reader.uvarint() - 1, 0)):
-            index, offset, _epoch = _V8_PARTITION.unpack_from(buf, reader.pos)
-            reader.pos += _V8_PARTITION.size
-            metadata = max(reader.uvarint() - 1, 0)  # Metadata (compact nullable string), skipped
-            reader.pos += metadata
-            (error,) = _INT16.unpack_from(buf, reader.pos)
-            reader.pos += 2
-            reader.skip_tags()
+            index, offset, _epoch, metadata, error, tags = _V8_USUAL.unpack_from(buf, reader.pos)
+            if metadata == 1 and tags == 0:  # empty metadata, no tagged fields: one unpack
+                reader.pos += _V8_USUAL.size
+            else:
+                reader.pos += _V8_PARTITION.size
+                length = max(reader.uvarint() - 1, 0)  # Metadata (compact nullable string), skipped
+                reader.pos += length
+                (error,) = _INT16.unpack_from(buf, reader.pos)
+                reader.pos += 2
+                reader.skip_tags()
             partitions[name, index] = (offset, error)
         reader.skip_tags()
     (error_code,) = _INT16.unpack_from(buf, reader.pos)
