@@ -35,7 +35,7 @@ def partition_entry(state: ClusterState, partition: Partition, now: float) -> Me
         "LeaderId": partition.leader if leader_alive else -1,
         "LeaderEpoch": partition.leader_epoch,
         "ReplicaNodes": list(partition.replicas),
-        "IsrNodes": partition.isr(now, state.replicator.max_lag_s) if leader_alive else [],
+        "IsrNodes": partition.isr(),
         "OfflineReplicas": [b for b in partition.replicas if b not in state.alive],
     }
 

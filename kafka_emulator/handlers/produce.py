@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from kafka_emulator.handlers.common import TopicAuthorization, group_by_topic
 from kafka_emulator.protocol.api import Authorizer, Handler, Message, RequestContext
@@ -39,7 +38,7 @@ def _append_one(
     assert partition is not None
     if partition.leader == ctx.broker_id:
         min_isr = int(found.config("min.insync.replicas"))
-        if len(partition.isr(time.monotonic(), state.replicator.max_lag_s)) < min_isr:
+        if len(partition.isr()) < min_isr:
             return _Appended(topic, index, ErrorCode.NOT_ENOUGH_REPLICAS)
     error, base = append(state, ctx.broker_id, topic, index, records)
     end = partition.logs[ctx.broker_id].log_end_offset if error == ErrorCode.NONE else -1

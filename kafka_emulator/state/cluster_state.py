@@ -87,9 +87,10 @@ class ClusterState:
         topic = Topic(name, new_topic_id(), clean)
         if validate_only:
             return topic
+        unclean = topic.config("unclean.leader.election.enable").lower() == "true"
         for index, assigned in enumerate(replicas):
             partition = Partition(name, index, assigned, self.alive)
-            self._elect(partition)
+            self._elect(partition, unclean)
             topic.partitions.append(partition)
         self.topics[name] = topic
         if len(topic.partitions) >= LARGE_TOPIC_PARTITIONS:
@@ -140,20 +141,27 @@ class ClusterState:
     def all_partitions(self) -> list[Partition]:
         return [p for topic in self.topics.values() for p in topic.partitions]
 
-    def _elect(self, partition: Partition, now: float | None = None) -> None:
-        """Leader election: first in-sync alive replica, else any alive one (documented difference)."""
-        now = time.monotonic() if now is None else now
-        candidates = [b for b in partition.replicas if b in self.alive and b != partition.leader]
+    def _elect(self, partition: Partition, unclean: bool = False) -> None:
+        """The first alive in-sync replica leads. With no such replica the partition goes offline
+        (leader -1), unless the topic sets unclean.leader.election.enable=true: then any alive replica
+        leads and becomes the whole ISR, as in Kafka."""
         if partition.leader in self.alive:
             return
-        in_sync = [b for b in candidates if partition.in_sync(b, now, self.replicator.max_lag_s)]
-        chosen = (in_sync or candidates or [-1])[0]
-        if chosen < 0:
-            partition.leader = -1
+        alive = [b for b in partition.replicas if b in self.alive]
+        in_sync = [b for b in alive if b in partition.in_sync]
+        if in_sync:
+            partition.become_leader(in_sync[0])
+        elif unclean and alive:
+            partition.in_sync = {alive[0]}
+            partition.become_leader(alive[0])
         else:
-            partition.become_leader(chosen)
+            partition.leader = -1
         partition.notify_change()
         self.replicator.mark(partition)
+
+    def _unclean(self, partition: Partition) -> bool:
+        topic = self.topics.get(partition.topic)
+        return topic is not None and topic.config("unclean.leader.election.enable").lower() == "true"
 
     def stop_broker(self, broker_id: int) -> None:
         self._require_broker(broker_id)
@@ -164,8 +172,9 @@ class ClusterState:
         for partition in self.all_partitions():
             if broker_id not in partition.replicas:
                 continue
+            partition.leave_isr(broker_id)
             if partition.leader == broker_id:
-                self._elect(partition)
+                self._elect(partition, self._unclean(partition))
             else:
                 self.replicator.mark(partition)
 
@@ -177,7 +186,7 @@ class ClusterState:
         for partition in self.all_partitions():
             if broker_id in partition.replicas:
                 if partition.leader < 0 or partition.leader not in self.alive:
-                    self._elect(partition)
+                    self._elect(partition, self._unclean(partition))
                 self.replicator.mark(partition)
 
     def _require_broker(self, broker_id: int) -> None:
@@ -206,8 +215,8 @@ class ClusterState:
 
     def move_leader(self, topic: str, index: int, broker: int) -> None:
         partition = self._require_partition(topic, index)
-        if broker not in partition.replicas or broker not in self.alive:
-            raise ValueError(f"broker {broker} is not an alive replica of {topic}-{index}")
+        if broker not in partition.in_sync or broker not in self.alive:
+            raise ValueError(f"broker {broker} is not an alive in-sync replica of {topic}-{index}")
         if partition.leader == broker:
             return
         partition.paused.pop(broker, None)

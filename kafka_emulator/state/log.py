@@ -96,8 +96,21 @@ class ReplicaLog:
         self._bases.clear()
         self.log_start_offset = self.log_end_offset = self.high_watermark = offset
 
+    def common_end(self, leader: ReplicaLog) -> int:
+        """End of the longest prefix this log shares with ``leader`` (the offset Kafka's leader-epoch
+        validation truncates a follower to). Followers hold the leader's batch objects, so sharing is
+        identity; logs only diverge at their tails, after a leader change."""
+        for batch in reversed(self._batches):
+            index = leader._index_of(batch.base_offset)
+            if index < len(leader._batches) and leader._batches[index] is batch:
+                return batch.next_offset
+        return self.log_start_offset
+
     def truncate_to(self, offset: int) -> None:
         """Drop batches at or above ``offset`` (a former leader holding records the new leader lacks)."""
+        if offset < self.log_start_offset:
+            self.truncate_fully(offset)
+            return
         index = bisect_right(self._bases, offset - 1)
         while index > 0 and self._batches[index - 1].last_offset >= offset:
             index -= 1

@@ -13,7 +13,10 @@ class Partition:
     """Replica logs plus what the leader learned from follower fetches (reported LSO and LEO).
 
     ``alive`` is the cluster's shared set of alive broker ids. ``paused`` maps a paused follower to the
-    monotonic time it was paused; a paused follower neither fetches nor reports.
+    monotonic time it was paused; a paused follower neither fetches nor reports. ``in_sync`` is the ISR
+    as Kafka keeps it: a follower leaves when its broker stops or it has not fetched for longer than the
+    lag limit (it was paused), and rejoins once a fetch brings it up to the leader's high watermark. The
+    last member is never removed, so an offline partition remembers who may lead it.
     """
 
     def __init__(self, topic: str, index: int, replicas: list[int], alive: set[int]) -> None:
@@ -27,6 +30,8 @@ class Partition:
         self.paused: dict[int, float] = {}
         self.follower_lso: dict[int, int] = {}
         self.follower_leo: dict[int, int] = {}
+        self.in_sync: set[int] = {b for b in replicas if b in alive} or set(replicas)
+        self.unvalidated: set[int] = set()
         self.change_waiters: set[asyncio.Future[None]] = set()
 
     @property
@@ -42,21 +47,24 @@ class Partition:
         self.leader_epoch += 1
         self.follower_lso = {b: UNKNOWN_OFFSET for b in self.replicas if b != broker}
         self.follower_leo = dict(self.follower_lso)
+        self.unvalidated = set(self.follower_lso)
 
     def followers(self) -> list[int]:
         return [b for b in self.replicas if b != self.leader]
 
-    def in_sync(self, broker: int, now: float, max_lag_s: float) -> bool:
-        """ISR membership, simplified: alive and not paused for longer than ``max_lag_s``."""
-        if broker == self.leader:
-            return True
-        if broker not in self.alive:
-            return False
-        paused_at = self.paused.get(broker)
-        return paused_at is None or now - paused_at <= max_lag_s
+    def isr(self) -> list[int]:
+        """The in-sync replicas in assignment order."""
+        return [b for b in self.replicas if b in self.in_sync]
 
-    def isr(self, now: float, max_lag_s: float) -> list[int]:
-        return [b for b in self.replicas if self.in_sync(b, now, max_lag_s)]
+    def leave_isr(self, broker: int) -> None:
+        if broker in self.in_sync and len(self.in_sync) > 1:
+            self.in_sync.discard(broker)
+
+    def shrink_isr(self, now: float, max_lag_s: float) -> None:
+        """Followers that stopped fetching (paused) longer than the lag limit leave the ISR."""
+        for broker, paused_at in self.paused.items():
+            if broker != self.leader and now - paused_at > max_lag_s:
+                self.leave_isr(broker)
 
     def low_watermark(self) -> int:
         """min(leader LSO, LSO last reported by every alive follower); -1 before a first fetch."""
@@ -69,10 +77,12 @@ class Partition:
 
     def maybe_raise_high_watermark(self, now: float, max_lag_s: float) -> bool:
         """Leader HW = min LEO over the ISR; it never goes down. True if it rose."""
+        if self.paused:
+            self.shrink_isr(now, max_lag_s)
         log = self.logs[self.leader]
         candidate = log.log_end_offset
         for broker, leo in self.follower_leo.items():
-            if leo < candidate and self.in_sync(broker, now, max_lag_s):
+            if leo < candidate and broker in self.in_sync:
                 candidate = leo
         if candidate > log.high_watermark:
             log.high_watermark = candidate
@@ -96,6 +106,13 @@ class Partition:
         leader = self.logs[self.leader]
         log = self.logs[broker]
         leader_end = leader.log_end_offset
+        if broker in self.unvalidated:
+            # First fetch under a new leader epoch: drop any tail the new leader does not have.
+            self.unvalidated.discard(broker)
+            common = log.common_end(leader)
+            if common < log.log_end_offset:
+                log.truncate_to(common)
+                return True
         if log.log_end_offset > leader_end:
             log.truncate_to(leader_end)
             return True
@@ -108,13 +125,17 @@ class Partition:
             log.copy_from(leader)
         end = log.log_end_offset
         high_watermark = leader.high_watermark
-        log.high_watermark = high_watermark if high_watermark < end else end
+        # Kafka bounds a follower's HW to [its LSO, its LEO] (UnifiedLog.maybeUpdateHighWatermark).
+        log.high_watermark = max(log.log_start_offset, min(high_watermark, end))
         leader_start = leader.log_start_offset
         if leader_start > log.log_start_offset:
             log.increment_log_start_offset(min(leader_start, log.high_watermark))
         self.follower_lso[broker] = log.log_start_offset
         self.follower_leo[broker] = end
-        return end != leader_end or log.log_start_offset != leader_start
+        if end >= high_watermark:
+            self.in_sync.add(broker)
+        # A follower may keep a higher LSO than a new leader that had not caught up: LSOs never go back.
+        return end != leader_end or log.log_start_offset < leader_start
 
     def notify_change(self) -> None:
         """Wake long-polling fetches and acks=all produces waiting on this partition."""

@@ -49,7 +49,7 @@ def _partition(partition: Partition, now: float, max_lag_s: float) -> dict[str, 
         "leader": partition.leader if leader_alive else -1,
         "leader_epoch": partition.leader_epoch,
         "replicas": list(partition.replicas),
-        "isr": partition.isr(now, max_lag_s) if leader_alive else [],
+        "isr": partition.isr(),
         "low_watermark": partition.low_watermark() if leader_alive else -1,
         "replica_states": {
             str(broker): {

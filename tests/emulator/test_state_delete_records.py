@@ -232,8 +232,25 @@ async def test_stopping_the_leader_moves_leadership_with_a_new_epoch(state: Clus
     for broker in (1, 2, 3):
         state.stop_broker(broker)
     assert state.leader_of("t", 0) == -1
+    last = state.snapshot()["topics"]["t"]["partitions"][0]["isr"]
+    assert len(last) == 1  # the ISR never shrinks to nothing
     state.start_broker(old)
-    assert state.leader_of("t", 0) == old
+    assert state.leader_of("t", 0) == -1  # no unclean election: it waits for the last in-sync replica
+    state.start_broker(last[0])
+    assert state.leader_of("t", 0) == last[0]
+    await until(lambda: set(state.snapshot()["topics"]["t"]["partitions"][0]["isr"]) == {old, last[0]})
+
+
+async def test_unclean_leader_election_when_the_topic_allows_it(state: ClusterState) -> None:
+    state.create_topic("t", 1, 2, {"unclean.leader.election.enable": "true"})
+    await produce(state, "t", 0, 3)
+    first = state.leader_of("t", 0)
+    second = next(b for b in state.snapshot()["topics"]["t"]["partitions"][0]["replicas"] if b != first)
+    state.stop_broker(second)
+    state.stop_broker(first)
+    state.start_broker(second)
+    assert state.leader_of("t", 0) == second
+    assert state.snapshot()["topics"]["t"]["partitions"][0]["isr"] == [second]
 
 
 async def test_timeout_zero_while_waiting_answers_request_timed_out(state: ClusterState) -> None:
