@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from kafka_emulator.handlers.common import (
     NO_AUTHORIZED_OPERATIONS,
     UNKNOWN_TOPIC_ID,
@@ -27,7 +25,7 @@ def brokers(state: ClusterState) -> list[Message]:
     return found
 
 
-def partition_entry(state: ClusterState, partition: Partition, now: float) -> Message:
+def partition_entry(state: ClusterState, partition: Partition) -> Message:
     leader_alive = partition.leader in state.alive
     return {
         "ErrorCode": ErrorCode.NONE if leader_alive else ErrorCode.LEADER_NOT_AVAILABLE,
@@ -75,16 +73,15 @@ def metadata_handler(state: ClusterState, authorizer: Authorizer) -> Handler:
     async def handle(ctx: RequestContext, request: Message) -> Message:
         allowed = TopicAuthorization(authorizer, ctx, "DESCRIBE")
         include_ops = bool(request.get("IncludeTopicAuthorizedOperations"))
-        now = time.monotonic()
         entries: list[Message] = []
         wanted = _requested(state, request, ctx.api_version)
         if wanted is None:
             for name, topic in state.topics.items():
                 if allowed(name):
-                    entries.append(_describe(state, topic, now))
+                    entries.append(_describe(state, topic))
         else:
             for wanted_name, topic_id in wanted:
-                entries.append(_explicit(state, wanted_name, topic_id, allowed, now))
+                entries.append(_explicit(state, wanted_name, topic_id, allowed))
         if include_ops:
             for entry in entries:
                 if entry["ErrorCode"] in (ErrorCode.NONE, ErrorCode.LEADER_NOT_AVAILABLE) and entry["Name"]:
@@ -102,14 +99,12 @@ def metadata_handler(state: ClusterState, authorizer: Authorizer) -> Handler:
     return handle
 
 
-def _describe(state: ClusterState, topic: Topic, now: float) -> Message:
-    partitions = [partition_entry(state, p, now) for p in topic.partitions]
+def _describe(state: ClusterState, topic: Topic) -> Message:
+    partitions = [partition_entry(state, p) for p in topic.partitions]
     return topic_entry(topic.name, topic.topic_id, ErrorCode.NONE, partitions, topic.internal)
 
 
-def _explicit(
-    state: ClusterState, name: str | None, topic_id: bytes, allowed: TopicAuthorization, now: float
-) -> Message:
+def _explicit(state: ClusterState, name: str | None, topic_id: bytes, allowed: TopicAuthorization) -> Message:
     if name is None:
         return topic_entry(None, topic_id, UNKNOWN_TOPIC_ID, [], False)
     if not allowed(name):
@@ -117,4 +112,4 @@ def _explicit(
     topic = state.topics.get(name)
     if topic is None:
         return topic_entry(name, topic_id, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, [], False)
-    return _describe(state, topic, now)
+    return _describe(state, topic)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -29,20 +28,19 @@ def snapshot_state(state: ClusterState) -> dict[str, Any]:
                 "max_delete_records_version": state.max_delete_records_version.get(broker, 3),
             }
         )
-    now = time.monotonic()
     topics = {
         name: {
             "topic_id": str(uuid.UUID(bytes=topic.topic_id)),
             "internal": topic.internal,
             "configs": dict(topic.configs),
-            "partitions": [_partition(p, now, state.replicator.max_lag_s) for p in topic.partitions],
+            "partitions": [_partition(p) for p in topic.partitions],
         }
         for name, topic in state.topics.items()
     }
     return {"brokers": brokers, "topics": topics}
 
 
-def _partition(partition: Partition, now: float, max_lag_s: float) -> dict[str, Any]:
+def _partition(partition: Partition) -> dict[str, Any]:
     leader_alive = partition.leader in partition.alive
     return {
         "partition": partition.index,
