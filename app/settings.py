@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.domain.authorizer import parse_super_users
+
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 AclSource = Literal["service", "kafka"]
@@ -118,9 +120,15 @@ class Settings(BaseSettings):
             )
         return self
 
+    @field_validator("super_users")
+    @classmethod
+    def _valid_super_users(cls, value: str) -> str:
+        parse_super_users(value)
+        return value
+
     def super_user_set(self) -> frozenset[str]:
-        """``PURGE_SUPER_USERS`` is ``;``-separated ``Type:Name`` principals, as in Kafka's config."""
-        return frozenset(p.strip() for p in self.super_users.split(";") if p.strip())
+        """``PURGE_SUPER_USERS`` is ``;``-separated ``Type:Name`` principals, as Kafka's ``super.users``."""
+        return parse_super_users(self.super_users)
 
     def trusted_proxy_set(self) -> frozenset[str]:
         return frozenset(p.strip() for p in self.trusted_proxies.split(",") if p.strip())

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aiokafka import AIOKafkaProducer
+from app.adapters.kafka.producer import OutgoingRecord, produce_records
 
 
 @dataclass(frozen=True)
@@ -45,20 +46,14 @@ def write_topology(path: Path, brokers: int = 3) -> Path:
 
 async def produce_demo_records(bootstrap: str) -> int:
     """Writes ``RECORDS_PER_PARTITION`` keyed records to every partition; returns how many."""
-    producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap, acks="all", linger_ms=5, client_id="kafka-purge-demo"
-    )
-    await producer.start()
-    try:
-        sent = []
-        for topic in DEMO_TOPICS:
-            for partition in range(topic.partitions):
-                for n in range(RECORDS_PER_PARTITION):
-                    key = f"{topic.name}-{partition}-{n % 50 if 'compact' in topic.name else n}"
-                    value = json.dumps({"topic": topic.name, "seq": n}).encode()
-                    sent.append(await producer.send(topic.name, value, key=key.encode(), partition=partition))
-        for future in sent:
-            await future
-        return len(sent)
-    finally:
-        await producer.stop()
+    return await produce_records(bootstrap, _demo_records(), client_id="kafka-purge-demo")
+
+
+def _demo_records() -> Iterator[OutgoingRecord]:
+    for topic in DEMO_TOPICS:
+        for partition in range(topic.partitions):
+            for n in range(RECORDS_PER_PARTITION):
+                # The compacted topic reuses keys so compaction has something to do.
+                key = f"{topic.name}-{partition}-{n % 50 if 'compact' in topic.name else n}"
+                value = json.dumps({"topic": topic.name, "seq": n}).encode()
+                yield OutgoingRecord(topic.name, partition, key.encode(), value)
