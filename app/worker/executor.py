@@ -159,20 +159,24 @@ class Executor:
                 lease_seconds=self._worker.lease_seconds,
                 limit=self._worker.claim_batch,
             )
-        if claims:
-            try:
-                async with write_transaction(self._sessionmaker) as session:
-                    await repo.mark_started(session, sorted({c.deletion_id for c in claims}), now=utcnow())
-            except DBAPIError:
-                # Cosmetic only: the first write-back rolls the status up anyway.
-                log.warning("could not mark %d claimed partitions' deletions as started", len(claims))
         metrics.CLAIMED.inc(len(claims))
         return claims
 
+    async def _mark_started(self, claims: Sequence[Claim]) -> None:
+        try:
+            async with write_transaction(self._sessionmaker) as session:
+                await repo.mark_started(session, sorted({c.deletion_id for c in claims}), now=utcnow())
+        except DBAPIError:
+            # Cosmetic only: the first write-back rolls the status up anyway.
+            log.warning("could not mark %d claimed partitions' deletions as started", len(claims))
+
     async def _process(self, claims: Sequence[Claim]) -> int:
         groups = group_claims(claims, utcnow(), self._policy_map(claims))
+        # Marking the deletions started runs alongside the sends, not before them.
         results = await asyncio.gather(
-            *(self._send_and_apply(group) for group in groups), return_exceptions=True
+            self._mark_started(claims),
+            *(self._send_and_apply(group) for group in groups),
+            return_exceptions=True,
         )
         for result in results:
             if isinstance(result, Exception):

@@ -77,10 +77,11 @@ async def test_graceful_stop_gives_the_leases_back(
     deletion_id = await insert_deletion(sessionmaker, [Target("slow", 0, 3)])
     await stopping.start()
     await wait_until(lambda: not emulator.state()["faults"])
+    # Claimed means started, even before any outcome came back.
+    assert await wait_status(sessionmaker, deletion_id, until=["in_progress"]) == "in_progress"
     await stopping.stop(grace_seconds=0.1)
     [row] = await partitions_of(sessionmaker, deletion_id)
     assert (row.status, row.lease_expires_at, row.fence) == ("in_progress", None, 1)
-    # Claimed means started, even before any outcome came back.
     assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
     # Another instance takes the row at once instead of waiting out a 30 s lease.
     successor = Executor(sessionmaker, gateway, settings, instance_id="successor")
