@@ -88,6 +88,25 @@ async def test_paused_follower_is_leader_truncated_then_succeeded_after_resume(
     assert set(log_start_offsets(emulator, orders, 0).values()) == {6}
 
 
+async def test_v2_brokers_timeout_is_read_as_leader_truncated(
+    emulator: Any, executor: Executor, sessionmaker: Maker, orders: str
+) -> None:
+    # No LeaderLogStartOffset below v3: only the broker's REQUEST_TIMED_OUT says the leader truncated.
+    for broker in (1, 2, 3):
+        emulator.set_delete_records_max_version(broker, 2)
+    follower = next(b for b in (1, 2, 3) if b != leader_of(emulator, orders, 3))
+    emulator.pause_follower(orders, 3, follower)
+    deletion_id = await insert_deletion(sessionmaker, [Target(orders, 3, 8)], timeout_ms=4_000)
+    assert await executor.run_once() == 1
+    [row] = await partitions_of(sessionmaker, deletion_id)
+    assert (row.status, row.leader_log_start_offset) == ("leader_truncated", None)
+    emulator.resume_follower(orders, 3, follower)
+    assert await drive(executor, sessionmaker, deletion_id) == "succeeded"
+    [row] = await partitions_of(sessionmaker, deletion_id)
+    assert (row.low_watermark, row.leader_log_start_offset) == (8, None)
+    assert set(log_start_offsets(emulator, orders, 3).values()) == {8}
+
+
 async def test_followers_that_never_confirm_fail_at_the_deadline(
     emulator: Any, executor: Executor, sessionmaker: Maker, orders: str
 ) -> None:
