@@ -32,14 +32,21 @@ class SendGroup:
 
 
 def group_claims(claims: Sequence[Claim], now: datetime, policies: dict[str, Policy]) -> list[SendGroup]:
-    """Group by what one DeleteRecords request shares: cluster, LeaderOnly and TimeoutMs."""
-    groups: dict[tuple[str, bool, int], list[Claim]] = defaultdict(list)
+    """Group by what one DeleteRecords request shares: cluster, LeaderOnly and TimeoutMs.
+
+    A partition that two deletions name goes into separate calls (a request carries one offset per
+    partition, and each deletion's outcome must come from its own offset)."""
+    groups: dict[tuple[str, bool, int, int], list[Claim]] = defaultdict(list)
+    seen: dict[tuple[str, bool, int, str, int], int] = defaultdict(int)
     for claim in claims:
         wait = broker_wait_ms(claim, now, policies[claim.cluster])
-        groups[(claim.cluster, claim.leader_only, wait)].append(claim)
+        key = (claim.cluster, claim.leader_only, wait)
+        round_ = seen[(*key, claim.topic, claim.partition)]
+        seen[(*key, claim.topic, claim.partition)] += 1
+        groups[(*key, round_)].append(claim)
     return [
         SendGroup(cluster, leader_only, timeout_ms, tuple(members))
-        for (cluster, leader_only, timeout_ms), members in sorted(groups.items())
+        for (cluster, leader_only, timeout_ms, _), members in sorted(groups.items())
     ]
 
 

@@ -229,3 +229,17 @@ async def test_background_loop_is_woken_and_stops_cleanly(
     finally:
         await executor.stop()
     assert not executor.running
+
+
+async def test_two_deletions_of_one_partition_in_one_batch_each_get_their_own_answer(
+    emulator: Any, executor: Executor, sessionmaker: Maker, orders: str
+) -> None:
+    low = await insert_deletion(sessionmaker, [Target(orders, 1, 3)])
+    high = await insert_deletion(sessionmaker, [Target(orders, 1, 7)])
+    assert await executor.run_once() == 2
+    # Both calls run at once: the lower offset's answer may already show the higher one's effect.
+    [low_row] = await partitions_of(sessionmaker, low)
+    [high_row] = await partitions_of(sessionmaker, high)
+    assert (low_row.status, high_row.status, high_row.low_watermark) == ("succeeded", "succeeded", 7)
+    assert low_row.low_watermark in (3, 7)
+    assert set(log_start_offsets(emulator, orders, 1).values()) == {7}

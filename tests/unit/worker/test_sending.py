@@ -1,0 +1,56 @@
+"""Grouping claimed partitions into gateway calls."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from app.adapters.db.repositories.claims import Claim
+from app.domain.deletions import PartitionStatus
+from app.worker.decisions import Policy
+from app.worker.sending import group_claims
+
+NOW = datetime(2026, 11, 22, tzinfo=UTC)
+POLICIES = {"demo": Policy(200, 5_000, 500, 40_000), "other": Policy(200, 5_000, 500, 40_000)}
+BASE = Claim(
+    id=0,
+    deletion_id="a",
+    topic="orders",
+    partition=0,
+    resolved_offset=10,
+    status=PartitionStatus.IN_PROGRESS,
+    fence=1,
+    attempts=1,
+    deadline_at=NOW + timedelta(seconds=30),
+    cluster="demo",
+    leader_only=False,
+    timeout_ms=30_000,
+    request_id="r",
+)
+
+
+def test_one_call_per_cluster_leader_only_and_wait() -> None:
+    claims = [
+        replace(BASE, id=1, partition=0),
+        replace(BASE, id=2, partition=1),
+        replace(BASE, id=3, partition=2, leader_only=True),
+        replace(BASE, id=4, partition=3, cluster="other"),
+        replace(BASE, id=5, partition=4, status=PartitionStatus.LEADER_TRUNCATED),
+    ]
+    groups = group_claims(claims, NOW, POLICIES)
+    assert sorted((g.cluster, g.leader_only, g.timeout_ms, [c.id for c in g.claims]) for g in groups) == [
+        ("demo", False, 500, [5]),
+        ("demo", False, 15_000, [1, 2]),
+        ("demo", True, 15_000, [3]),
+        ("other", False, 15_000, [4]),
+    ]
+
+
+def test_a_partition_named_by_two_deletions_goes_into_separate_calls() -> None:
+    claims = [
+        replace(BASE, id=1, deletion_id="a", resolved_offset=10),
+        replace(BASE, id=2, deletion_id="b", resolved_offset=5),
+        replace(BASE, id=3, deletion_id="b", partition=1),
+    ]
+    groups = group_claims(claims, NOW, POLICIES)
+    assert [[c.id for c in g.claims] for g in groups] == [[1, 3], [2]]
