@@ -1,69 +1,58 @@
 """The preview of a deletion (``"dry_run": true``): everything is resolved and judged as for a real
 deletion, nothing is stored or sent, and a ``deletion.previewed`` audit event keeps the summary and the
-SHA-256 of the preview."""
+SHA-256 of the preview.
+
+A preview of 10,000 partitions can list a quarter of a million (partition, group) entries, so the
+answer is built as plain JSON-ready data and encoded once: those exact bytes are hashed and sent. Per
+partition each group carries its offset and unread records; its state and members are in the summary.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
+from typing import Any
 
 from app.adapters.db.session import write_transaction
 from app.api.deps import Services
 from app.api.planning import Assessment, Plan, assess, plan_request, refuse_untouchable
 from app.api.schemas.deletions import DeletionCreate
-from app.api.schemas.inspection import (
-    CutTimeRead,
-    DeletionPreview,
-    GroupLagRead,
-    GroupSummaryRead,
-    PartitionPreview,
-)
 from app.audit import append_event, canonical_json
 from app.auth import Principal
 from app.domain.impact import PartitionImpact, unconsumed_groups
 from app.errors import NotFound, PurgeError
 
 
-def _cut_time(plan: Plan, impact: PartitionImpact, spec_ms: int | None) -> CutTimeRead | None:
+def _cut_time(plan: Plan, impact: PartitionImpact, spec_ms: int | None) -> dict[str, Any] | None:
     if spec_ms is None:
         return None
     found = plan.times[impact.partition]
-    return CutTimeRead(
-        cut_ms=spec_ms,
-        record_found=found.offset >= 0,
-        first_record_timestamp_ms=found.timestamp if found.offset >= 0 else None,
-    )
+    return {
+        "cut_ms": spec_ms,
+        "record_found": found.offset >= 0,
+        "first_record_timestamp_ms": found.timestamp if found.offset >= 0 else None,
+    }
 
 
-def _partitions(plan: Plan, assessment: Assessment) -> list[PartitionPreview]:
-    groups = assessment.groups
-    previews = []
-    for cut, impact in zip(plan.cuts, assessment.impacts, strict=True):
-        lags = [
-            GroupLagRead(
-                group=g.group,
-                committed_offset=g.committed_offset,
-                unread_records=g.unread_records,
-                state=groups[g.group].state if g.group in groups else g.state,
-                has_active_members=groups[g.group].has_active_members if g.group in groups else False,
-            )
-            for g in impact.groups
-        ]
-        previews.append(
-            PartitionPreview(
-                topic=impact.partition.topic,
-                partition=impact.partition.partition,
-                spec=plan.specs[cut.index],
-                resolved_offset=impact.resolved_offset,
-                log_start_offset=impact.log_start_offset,
-                high_watermark=impact.high_watermark,
-                records_deleted=impact.records_deleted,
-                predicted_outcome=impact.predicted_outcome,
-                unconsumed_groups=lags,
-                cut_time=_cut_time(plan, impact, cut.spec.before_ms),
-            )
-        )
-    return previews
+def _partitions(plan: Plan, assessment: Assessment) -> list[dict[str, Any]]:
+    return [
+        {
+            "topic": impact.partition.topic,
+            "partition": impact.partition.partition,
+            "spec": plan.specs[cut.index],
+            "resolved_offset": impact.resolved_offset,
+            "log_start_offset": impact.log_start_offset,
+            "high_watermark": impact.high_watermark,
+            "records_deleted": impact.records_deleted,
+            "predicted_outcome": impact.predicted_outcome,
+            "unconsumed_groups": [
+                {"group": g.group, "committed_offset": g.committed_offset, "unread_records": g.unread_records}
+                for g in impact.groups
+            ],
+            "cut_time": _cut_time(plan, impact, cut.spec.before_ms),
+        }
+        for cut, impact in zip(plan.cuts, assessment.impacts, strict=True)
+    ]
 
 
 def _refusals(request: DeletionCreate, plan: Plan, assessment: Assessment) -> list[str]:
@@ -78,9 +67,24 @@ def _refusals(request: DeletionCreate, plan: Plan, assessment: Assessment) -> li
     return refusals
 
 
+def _summary(assessment: Assessment) -> list[dict[str, Any]]:
+    groups = assessment.groups
+    return [
+        {
+            "group": g.group,
+            "unread_records": g.unread_records,
+            "partitions": g.partitions,
+            "state": groups[g.group].state if g.group in groups else "Unknown",
+            "has_active_members": groups[g.group].has_active_members if g.group in groups else False,
+        }
+        for g in unconsumed_groups(assessment.impacts, ())
+    ]
+
+
 async def preview_deletion(
     services: Services, request: DeletionCreate, *, principal: Principal, request_id: str
-) -> DeletionPreview:
+) -> bytes:
+    """The preview as JSON bytes (``DeletionPreview``), after auditing it."""
     if not services.gateway.has_cluster(request.cluster):
         raise NotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})
@@ -89,37 +93,21 @@ async def preview_deletion(
     )
     plan = await plan_request(services, request)
     assessment = await assess(services, request, plan, describe=True)
-    groups = assessment.groups
-    summary = [
-        GroupSummaryRead(
-            group=g.group,
-            unread_records=g.unread_records,
-            partitions=g.partitions,
-            state=groups[g.group].state if g.group in groups else "Unknown",
-            has_active_members=groups[g.group].has_active_members if g.group in groups else False,
-        )
-        for g in unconsumed_groups(assessment.impacts, ())
-    ]
     refusals = _refusals(request, plan, assessment)
-    partitions = _partitions(plan, assessment)
-    body = {
+    summary = _summary(assessment)
+    content = {
+        "dry_run": True,
         "cluster": request.cluster,
         "leader_only": request.leader_only,
-        "partition_count": len(partitions),
+        "partition_count": len(plan.cuts),
         "records_deleted": sum(i.records_deleted for i in assessment.impacts),
         "would_be_refused": bool(refusals),
         "refusals": refusals,
         "unconsumed_groups": summary,
-        "partitions": partitions,
+        "partitions": _partitions(plan, assessment),
     }
-    digest = hashlib.sha256(
-        canonical_json(
-            DeletionPreview.model_validate({**body, "audit_event_id": 0, "preview_hash": ""}).model_dump(
-                mode="json", exclude={"audit_event_id", "preview_hash"}
-            )
-        ).encode()
-    ).hexdigest()
-    now = datetime.now(UTC)
+    encoded = canonical_json(content).encode()
+    digest = hashlib.sha256(encoded).hexdigest()
     async with write_transaction(services.sessionmaker) as session:
         event = await append_event(
             session,
@@ -132,12 +120,12 @@ async def preview_deletion(
             details={
                 "reason": request.reason,
                 "leader_only": request.leader_only,
-                "partition_count": len(partitions),
-                "records_deleted": body["records_deleted"],
+                "partition_count": content["partition_count"],
+                "records_deleted": content["records_deleted"],
                 "refusals": refusals,
-                "unconsumed_groups": [g.model_dump() for g in summary[:1000]],
+                "unconsumed_groups": summary[:1000],
                 "preview_hash": digest,
             },
-            occurred_at=now,
+            occurred_at=datetime.now(UTC),
         )
-    return DeletionPreview.model_validate({**body, "audit_event_id": event.id, "preview_hash": digest})
+    return encoded[:-1] + f',"audit_event_id":{event.id},"preview_hash":"{digest}"}}'.encode()

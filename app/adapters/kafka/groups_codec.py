@@ -24,7 +24,7 @@ from aiokafka.protocol.admin import (
 )
 from aiokafka.protocol.api import Request, RequestStruct
 from aiokafka.protocol.commit import OffsetFetchRequest_v1, OffsetFetchRequest_v2, OffsetFetchRequest_v3
-from aiokafka.protocol.types import Boolean, CompactArray, CompactString, Int32, Schema, TaggedFields
+from aiokafka.protocol.types import Schema
 
 OFFSET_FETCH_KEY = 9
 DESCRIBE_GROUPS_KEY = 15
@@ -229,35 +229,50 @@ _V8_RESPONSE = type(
 )
 
 
+class _Encoded:
+    """A schema field whose value is already encoded: the v8 body repeats the same partition list for
+    every group, so it is built once with ``struct`` instead of per value through aiokafka's types."""
+
+    @staticmethod
+    def encode(value: bytes) -> bytes:
+        return value
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _compact_string(text: str) -> bytes:
+    data = text.encode()
+    return _uvarint(len(data) + 1) + data
+
+
+def offset_fetch_v8_body(groups: list[str], topics: list[tuple[str, list[int]]]) -> bytes:
+    """Groups[{GroupId, Topics[{Name, PartitionIndexes}]}], RequireStable=false, no tagged fields."""
+    topic_bytes = _uvarint(len(topics) + 1) + b"".join(
+        _compact_string(name) + _uvarint(len(parts) + 1) + struct.pack(f">{len(parts)}i", *parts) + b"\x00"
+        for name, parts in topics
+    )
+    groups_bytes = b"".join(_compact_string(group) + topic_bytes + b"\x00" for group in groups)
+    return _uvarint(len(groups) + 1) + groups_bytes + b"\x00" + b"\x00"
+
+
 class OffsetFetchRequestV8(RequestStruct):  # type: ignore[misc]
     API_KEY = OFFSET_FETCH_KEY
     API_VERSION = 8
     FLEXIBLE_VERSION = True
     RESPONSE_TYPE = _V8_RESPONSE
-    SCHEMA = Schema(
-        (
-            "groups",
-            CompactArray(
-                ("group_id", CompactString("utf-8")),
-                (
-                    "topics",
-                    CompactArray(
-                        ("name", CompactString("utf-8")),
-                        ("partition_indexes", CompactArray(Int32)),
-                        ("tags", TaggedFields),
-                    ),
-                ),
-                ("tags", TaggedFields),
-            ),
-        ),
-        ("require_stable", Boolean),
-        ("tags", TaggedFields),
-    )
+    SCHEMA = Schema(("body", _Encoded))
 
 
 class GroupsOffsetsRequest(Request[OffsetFetchRequestV8]):  # type: ignore[misc]
     """OffsetFetch v8 (KIP-709): several groups of one coordinator in one request, the same partitions
-    for each. A broker without v8 raises ``IncompatibleBrokerVersion`` before anything is sent."""
+    for each. A broker without v8 raises before anything is sent."""
 
     API_KEY = OFFSET_FETCH_KEY
 
@@ -266,8 +281,7 @@ class GroupsOffsetsRequest(Request[OffsetFetchRequestV8]):  # type: ignore[misc]
         self.topics = topics
 
     def build(self, request_struct_class: Any) -> Any:
-        topics: list[tuple[str, list[int], dict[int, bytes]]] = [(n, p, {}) for n, p in self.topics]
-        return request_struct_class([(group, topics, {}) for group in self.groups], False, {})
+        return request_struct_class(offset_fetch_v8_body(self.groups, self.topics))
 
 
 def read_groups_offsets(response: object) -> GroupsOffsetAnswer:

@@ -11,8 +11,6 @@ class GroupLagRead(BaseModel):
     group: str
     committed_offset: int
     unread_records: int = Field(description="Records this group has not read that the deletion removes")
-    state: str
-    has_active_members: bool
 
 
 class CutTimeRead(BaseModel):
@@ -53,7 +51,10 @@ class DeletionPreview(BaseModel):
     unconsumed_groups: list[GroupSummaryRead]
     partitions: list[PartitionPreview]
     audit_event_id: int
-    preview_hash: str = Field(description="SHA-256 of the preview's canonical JSON, kept in the audit event")
+    preview_hash: str = Field(
+        description="SHA-256 of the preview's canonical JSON without audit_event_id and preview_hash "
+        "(sorted keys, no whitespace), kept in the deletion.previewed audit event"
+    )
 
 
 class PartitionEvidence(BaseModel):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import httpx
 from aiokafka import AIOKafkaConsumer
 from offsets_helpers import body, commit, produce, wait_until
+
+from app.audit import canonical_json
 
 
 async def _audit(client: httpx.AsyncClient, headers: dict[str, str], action: str) -> list[dict[str, Any]]:
@@ -38,7 +41,10 @@ async def test_preview_reports_exact_lag_and_stores_nothing(
         ("audit", 8, 1),
     }
     assert parts[1]["unconsumed_groups"] == []
-    assert [g["state"] for g in parts[0]["unconsumed_groups"]] == ["Empty", "Empty"]
+    assert {(g["group"], g["state"], g["has_active_members"]) for g in preview["unconsumed_groups"]} == {
+        ("billing", "Empty", False),
+        ("audit", "Empty", False),
+    }
     assert {g["group"]: g["unread_records"] for g in preview["unconsumed_groups"]} == {
         "audit": 1,
         "billing": 6,
@@ -47,6 +53,8 @@ async def test_preview_reports_exact_lag_and_stores_nothing(
     assert (await app_client.get("/v1/deletions", headers=alice)).json()["items"] == []
     [event] = await _audit(app_client, alice, "deletion.previewed")
     assert event["details"]["preview_hash"] == preview["preview_hash"]
+    content = {k: v for k, v in preview.items() if k not in ("audit_event_id", "preview_hash")}
+    assert hashlib.sha256(canonical_json(content).encode()).hexdigest() == preview["preview_hash"]
     assert event["id"] == preview["audit_event_id"]
 
 
@@ -161,7 +169,8 @@ async def test_latest_reset_consumer_below_the_cut_is_reported(
         preview = (await app_client.post("/v1/deletions", json=request, headers=alice)).json()
         [group] = preview["partitions"][0]["unconsumed_groups"]
         assert (group["group"], group["committed_offset"], group["unread_records"]) == ("dashboard", 2, 8)
-        assert group["state"] == "Stable"
-        assert group["has_active_members"] is True
+        [summary] = preview["unconsumed_groups"]
+        assert summary["state"] == "Stable"
+        assert summary["has_active_members"] is True
     finally:
         await consumer.stop()
