@@ -82,12 +82,14 @@ class ReplicaLog:
         if offset <= self.log_start_offset:
             return
         self.log_start_offset = offset
-        self.high_watermark = max(self.high_watermark, offset)
-        drop = 0
-        while drop < len(self._batches) and self._batches[drop].last_offset < offset:
-            drop += 1
-        if drop:
-            del self._batches[:drop]
+        if self.high_watermark < offset:
+            self.high_watermark = offset
+        batches = self._batches
+        if batches and batches[0].last_offset < offset:
+            drop = 1
+            while drop < len(batches) and batches[drop].last_offset < offset:
+                drop += 1
+            del batches[:drop]
             del self._bases[:drop]
 
     def truncate_fully(self, offset: int) -> None:

@@ -102,10 +102,37 @@ class Partition:
 
         That next fetch reports the follower's new LSO and LEO to the leader, so one round is one
         follower round trip. Returns True while the follower has not caught up with the leader.
+        Runs for every follower of every changed partition, hence the plain, lookup-saving style.
         """
         leader = self.logs[self.leader]
         log = self.logs[broker]
-        leader_end = leader.log_end_offset
+        if (
+            broker in self.unvalidated
+            or not leader.log_start_offset <= log.log_end_offset <= leader.log_end_offset
+        ) and self._realign(broker, leader, log):
+            return True
+        if log.log_end_offset < leader.log_end_offset:
+            log.copy_from(leader)
+        end = log.log_end_offset
+        start = log.log_start_offset
+        high_watermark = leader.high_watermark
+        # Kafka bounds a follower's HW to [its LSO, its LEO] (UnifiedLog.maybeUpdateHighWatermark).
+        log.high_watermark = (
+            start if high_watermark < start else (end if end < high_watermark else high_watermark)
+        )
+        leader_start = leader.log_start_offset
+        if leader_start > start:
+            log.increment_log_start_offset(min(leader_start, log.high_watermark))
+            start = log.log_start_offset
+        self.follower_lso[broker] = start
+        self.follower_leo[broker] = end
+        if end >= high_watermark and broker not in self.in_sync:
+            self.in_sync.add(broker)
+        # A follower may keep a higher LSO than a new leader that had not caught up: LSOs never go back.
+        return end != leader.log_end_offset or start < leader_start
+
+    def _realign(self, broker: int, leader: ReplicaLog, log: ReplicaLog) -> bool:
+        """Truncations before a fetch can be served; True if the follower must fetch again."""
         if broker in self.unvalidated:
             # First fetch under a new leader epoch: drop any tail the new leader does not have.
             self.unvalidated.discard(broker)
@@ -113,29 +140,15 @@ class Partition:
             if common < log.log_end_offset:
                 log.truncate_to(common)
                 return True
-        if log.log_end_offset > leader_end:
-            log.truncate_to(leader_end)
+        if log.log_end_offset > leader.log_end_offset:
+            log.truncate_to(leader.log_end_offset)
             return True
         if log.log_end_offset < leader.log_start_offset:
             # The leader answers OFFSET_OUT_OF_RANGE without recording the fetch; the follower
             # truncates fully and starts at the leader's log start offset.
             log.truncate_fully(leader.log_start_offset)
             return True
-        if log.log_end_offset < leader_end:
-            log.copy_from(leader)
-        end = log.log_end_offset
-        high_watermark = leader.high_watermark
-        # Kafka bounds a follower's HW to [its LSO, its LEO] (UnifiedLog.maybeUpdateHighWatermark).
-        log.high_watermark = max(log.log_start_offset, min(high_watermark, end))
-        leader_start = leader.log_start_offset
-        if leader_start > log.log_start_offset:
-            log.increment_log_start_offset(min(leader_start, log.high_watermark))
-        self.follower_lso[broker] = log.log_start_offset
-        self.follower_leo[broker] = end
-        if end >= high_watermark:
-            self.in_sync.add(broker)
-        # A follower may keep a higher LSO than a new leader that had not caught up: LSOs never go back.
-        return end != leader_end or log.log_start_offset < leader_start
+        return False
 
     def notify_change(self) -> None:
         """Wake long-polling fetches and acks=all produces waiting on this partition."""
