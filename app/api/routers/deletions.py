@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Response
-from fastapi.responses import JSONResponse
 
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session, write_transaction
@@ -73,7 +72,7 @@ async def create_deletion(
     """Accept a deletion request; -1 offsets are resolved to the current high watermark now."""
     if body.dry_run:
         preview = await preview_deletion(services, body, principal=principal, request_id=request_id)
-        return JSONResponse(preview.model_dump(mode="json"), status_code=200)  # type: ignore[return-value]
+        return Response(preview, status_code=200, media_type="application/json")  # type: ignore[return-value]
     submission = await submit_deletion(
         services, body, principal=principal, request_id=request_id, idempotency_key=idempotency_key
     )
