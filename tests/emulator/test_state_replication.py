@@ -83,3 +83,39 @@ async def test_an_idle_cluster_has_no_replication_work(state: ClusterState) -> N
     await until(lambda: state.replicator.pending == 0)
     states = partition_state(state)["replica_states"].values()  # type: ignore[attr-defined]
     assert {(s["log_end_offset"], s["high_watermark"]) for s in states} == {(3, 3)}
+
+
+async def test_a_former_leader_drops_its_unreplicated_tail(state: ClusterState) -> None:
+    state.create_topic("t", 1, 3)
+    old = state.leader_of("t", 0)
+    assert await produce(state, 1, acks=1) == (ErrorCode.NONE, 0)
+    state.stop_broker(old)  # before any follower fetched offset 0
+    new = state.leader_of("t", 0)
+    assert await produce(state, 6) == (ErrorCode.NONE, 0)  # the new leader reuses offset 0
+    state.start_broker(old)
+    await until(lambda: state.replicator.pending == 0)
+    found = state.partition("t", 0)
+    assert found is not None
+    assert found.logs[old].read(0, 1 << 20, 6) == found.logs[new].read(0, 1 << 20, 6)
+    assert found.logs[old].log_end_offset == 6
+    assert old in found.isr()
+
+
+async def test_a_lagging_new_leader_keeps_followers_lso(state: ClusterState) -> None:
+    """A follower that adopted a deletion keeps its higher LSO under a leader that had not."""
+    state.create_topic("t", 1, 3)
+    await produce(state, 4)
+    leader = state.leader_of("t", 0)
+    lagging, other = (b for b in (1, 2, 3) if b != leader)
+    await until(lambda: state.replicator.pending == 0)
+    state.pause_follower("t", 0, lagging)
+    found = state.partition("t", 0)
+    assert found is not None
+    found.logs[leader].increment_log_start_offset(2)
+    state.replicator.mark(found)
+    await until(lambda: found.logs[other].log_start_offset == 2)
+    state.move_leader("t", 0, lagging)
+    await until(lambda: state.replicator.pending == 0)
+    lsos = {b: log.log_start_offset for b, log in found.logs.items()}
+    assert lsos == {leader: 2, other: 2, lagging: 0}
+    assert found.low_watermark() == 0
