@@ -161,19 +161,29 @@ class SweepPlan:
 Consumer = tuple[str, Mapping[TopicPartition, int]]
 
 
-def _required_consumers(rules: RetentionRules, view: ClusterView, topic: str) -> list[Consumer]:
+def committed_topics(view: ClusterView) -> dict[str, set[str]]:
+    """Per group, the topics it has a commit on (one pass over every commit)."""
+    return {
+        group: {tp.topic for tp, offset in offsets.items() if offset >= 0}
+        for group, offsets in view.group_offsets.items()
+    }
+
+
+def _required_consumers(
+    rules: RetentionRules, view: ClusterView, topic: str, committed: Mapping[str, set[str]]
+) -> list[Consumer]:
     """(label, positions) of every consumer that bounds ``topic``."""
     empty: Mapping[TopicPartition, int] = {}
     spark = [(f"spark:{name}", view.spark_offsets.get(name, empty)) for name in rules.consumers.spark]
     if not rules.consumers.all_groups:
         groups = [(f"group:{g}", view.group_offsets.get(g, empty)) for g in rules.consumers.groups]
         return groups + spark
-    committed = [
-        (f"group:{g}", offsets)
-        for g, offsets in sorted(view.group_offsets.items())
-        if not is_spark_source_group(g) and any(tp.topic == topic and o >= 0 for tp, o in offsets.items())
+    with_commits = [
+        (f"group:{g}", view.group_offsets[g])
+        for g in sorted(committed)
+        if not is_spark_source_group(g) and topic in committed[g]
     ]
-    return committed + spark
+    return with_commits + spark
 
 
 def _foreign_groups(view: ClusterView, topic: str, covered: set[str]) -> list[str]:
@@ -186,9 +196,11 @@ def _foreign_groups(view: ClusterView, topic: str, covered: set[str]) -> list[st
     )
 
 
-def _topic_gate(rules: RetentionRules, view: ClusterView, topic: str) -> tuple[list[Consumer], Skip | None]:
+def _topic_gate(
+    rules: RetentionRules, view: ClusterView, topic: str, committed: Mapping[str, set[str]]
+) -> tuple[list[Consumer], Skip | None]:
     """The topic's consumers, or why no partition of it may be touched."""
-    consumers = _required_consumers(rules, view, topic)
+    consumers = _required_consumers(rules, view, topic, committed)
     labels = {label for label, _ in consumers}
     failed = sorted(
         label
@@ -253,9 +265,10 @@ def plan_sweep(rules: RetentionRules, view: ClusterView) -> SweepPlan:
     for tp, error in view.failed_partitions.items():
         plan.skipped[tp] = Skip(SkipReason.OFFSET_QUERY_FAILED, f"offsets of {tp} unknown: {error}")
     gates: dict[str, tuple[list[Consumer], Skip | None]] = {}
+    committed = committed_topics(view) if rules.consumers.all_groups else {}
     for tp in sorted(view.partitions):
         if tp.topic not in gates:
-            gates[tp.topic] = _topic_gate(rules, view, tp.topic)
+            gates[tp.topic] = _topic_gate(rules, view, tp.topic, committed)
             if (gate := gates[tp.topic][1]) is not None and gate.reason == SkipReason.FOREIGN_ACTIVE_GROUP:
                 plan.warnings.append(gate.detail)
         consumers, gate = gates[tp.topic]
