@@ -44,21 +44,20 @@ async def authorize_policy_topics(
 ) -> None:
     """The single place a policy change asks for DELETE on the topics it covers (raises Forbidden).
 
-    A prefix policy asks the authorization hook for a PREFIXED decision when it offers one
-    (``check_delete_prefix``); otherwise, like a regex policy, for every topic that matches now. Sweeps
-    re-check the matching topics as the owner every time, so topics created later are covered too.
+    Asked for every topic that matches now and, for a prefix policy, for the prefix itself as a topic
+    name: under KIP-11 only a PREFIXED binding on the prefix (or a shorter one) or a wildcard allows
+    that name, which is what covers topics created later. Sweeps re-check the matching topics as the
+    owner every time.
     """
-    authorization: Any = services.authorization
-    if topics.prefix is not None and hasattr(authorization, "check_delete_prefix"):
-        await authorization.check_delete_prefix(principal, cluster, topics.prefix)
-        return
     if topics.names is not None:
-        names = sorted(set(topics.names))
+        names = set(topics.names)
     else:
         selector = TopicSelector(prefix=topics.prefix, regex=topics.regex)
-        names = selector.select(await services.gateway.list_topics(cluster))
+        names = set(selector.select(await services.gateway.list_topics(cluster)))
+    if topics.prefix is not None:
+        names.add(topics.prefix)
     if names:
-        await services.authorization.check_delete_topics(principal, cluster, names)
+        await services.authorization.check_delete_topics(principal, cluster, sorted(names))
 
 
 def _consumers_json(consumers: Consumers) -> dict[str, Any]:
