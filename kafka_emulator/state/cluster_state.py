@@ -215,10 +215,14 @@ class ClusterState:
 
     def move_leader(self, topic: str, index: int, broker: int) -> None:
         partition = self._require_partition(topic, index)
-        if broker not in partition.in_sync or broker not in self.alive:
-            raise ValueError(f"broker {broker} is not an alive in-sync replica of {topic}-{index}")
+        if broker not in partition.replicas or broker not in self.alive:
+            raise ValueError(f"broker {broker} is not an alive replica of {topic}-{index}")
         if partition.leader == broker:
             return
+        if broker not in partition.in_sync:
+            # Moving to a replica outside the ISR is an unclean election: it becomes the whole ISR and
+            # records it lacks are lost, as with Kafka's unclean leader election.
+            partition.in_sync = {broker}
         partition.paused.pop(broker, None)
         partition.become_leader(broker)
         partition.notify_change()

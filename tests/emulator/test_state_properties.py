@@ -60,6 +60,7 @@ async def apply(state: ClusterState, operation: Operation, lso_floor: list[int])
         and broker in state.alive
         and broker in state.snapshot()["topics"]["t"]["partitions"][0]["isr"]
     ):
+        # Clean moves only: moving outside the ISR is an unclean election and may lose deletions.
         state.move_leader("t", 0, broker)
     elif kind == "settle":
         await asyncio.sleep(0.005)

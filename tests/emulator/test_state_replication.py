@@ -119,3 +119,17 @@ async def test_a_lagging_new_leader_keeps_followers_lso(state: ClusterState) -> 
     lsos = {b: log.log_start_offset for b, log in found.logs.items()}
     assert lsos == {leader: 2, other: 2, lagging: 0}
     assert found.low_watermark() == 0
+
+
+async def test_moving_the_leader_outside_the_isr_is_an_unclean_election(state: ClusterState) -> None:
+    state.create_topic("t", 1, 3)
+    await produce(state, 2)
+    leader = state.leader_of("t", 0)
+    target = next(b for b in (1, 2, 3) if b != leader)
+    state.stop_broker(target)
+    assert target not in partition_state(state)["isr"]  # type: ignore[operator]
+    state.start_broker(target)
+    state.move_leader("t", 0, target)  # before it fetched: not in the ISR yet
+    assert state.leader_of("t", 0) == target
+    assert partition_state(state)["isr"] == [target]
+    await until(lambda: len(partition_state(state)["isr"]) == 3)  # type: ignore[arg-type]
