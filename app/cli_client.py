@@ -237,6 +237,13 @@ def _print_preview(args: argparse.Namespace, preview: dict[str, Any]) -> int:
         say(
             f"group {group['group']} ({group['state']}, {active}): {group['unread_records']} unread record(s)"
         )
+    for p in preview["partitions"]:
+        checked = (p.get("cut_time") or {}).get("timestamps") or {}
+        if checked.get("out_of_order"):
+            say(
+                f"warning: {p['topic']}-{p['partition']}: timestamps around the cut are out of order "
+                f"({checked['newer_below_cut']} newer below, {checked['older_at_or_after_cut']} older above)"
+            )
     for refusal in preview["refusals"]:
         say(f"would be refused: {refusal}")
     return 0

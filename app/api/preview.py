@@ -10,6 +10,7 @@ partition each group carries its offset and unread records; its state and member
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,21 +21,55 @@ from app.api.schemas.deletions import DeletionCreate
 from app.audit import append_event, canonical_json
 from app.auth import Principal
 from app.domain.impact import PartitionImpact, unconsumed_groups
+from app.domain.ports import TopicPartition
+from app.domain.timestamps import WINDOW, judge_cut, sample_start
 from app.errors import NotFound, PurgeError
 
+MAX_SAMPLED = 1000
 
-def _cut_time(plan: Plan, impact: PartitionImpact, spec_ms: int | None) -> dict[str, Any] | None:
+
+def _cut_time(
+    plan: Plan,
+    impact: PartitionImpact,
+    spec_ms: int | None,
+    samples: Mapping[TopicPartition, list[tuple[int, int]]],
+) -> dict[str, Any] | None:
     if spec_ms is None:
         return None
     found = plan.times[impact.partition]
+    checked = None
+    if (records := samples.get(impact.partition)) is not None:
+        judged = judge_cut(spec_ms, impact.resolved_offset, records)
+        checked = {
+            "sampled": judged.sampled,
+            "newer_below_cut": judged.newer_below_cut,
+            "older_at_or_after_cut": judged.older_at_or_after_cut,
+            "out_of_order": judged.out_of_order,
+        }
     return {
         "cut_ms": spec_ms,
         "record_found": found.offset >= 0,
         "first_record_timestamp_ms": found.timestamp if found.offset >= 0 else None,
+        "timestamps": checked,
     }
 
 
-def _partitions(plan: Plan, assessment: Assessment) -> list[dict[str, Any]]:
+async def _samples(
+    services: Services, cluster: str, plan: Plan, assessment: Assessment
+) -> dict[TopicPartition, list[tuple[int, int]]]:
+    """Records around each time-based cut (at most ``MAX_SAMPLED`` partitions; the rest say null)."""
+    starts = {
+        impact.partition: sample_start(impact.resolved_offset, impact.log_start_offset)
+        for cut, impact in zip(plan.cuts, assessment.impacts, strict=True)
+        if cut.spec.before_ms is not None and impact.high_watermark > impact.log_start_offset
+    }
+    chosen = dict(list(starts.items())[:MAX_SAMPLED])
+    return await services.gateway.record_timestamps(cluster, chosen, limit=2 * WINDOW)
+
+
+def _partitions(
+    plan: Plan, assessment: Assessment, samples: Mapping[TopicPartition, list[tuple[int, int]]]
+) -> list[dict[str, Any]]:
     return [
         {
             "topic": impact.partition.topic,
@@ -49,7 +84,7 @@ def _partitions(plan: Plan, assessment: Assessment) -> list[dict[str, Any]]:
                 {"group": g.group, "committed_offset": g.committed_offset, "unread_records": g.unread_records}
                 for g in impact.groups
             ],
-            "cut_time": _cut_time(plan, impact, cut.spec.before_ms),
+            "cut_time": _cut_time(plan, impact, cut.spec.before_ms, samples),
         }
         for cut, impact in zip(plan.cuts, assessment.impacts, strict=True)
     ]
@@ -93,6 +128,7 @@ async def preview_deletion(
     )
     plan = await plan_request(services, request)
     assessment = await assess(services, request, plan, describe=True)
+    samples = await _samples(services, request.cluster, plan, assessment)
     refusals = _refusals(request, plan, assessment)
     summary = _summary(assessment)
     content = {
@@ -104,7 +140,7 @@ async def preview_deletion(
         "would_be_refused": bool(refusals),
         "refusals": refusals,
         "unconsumed_groups": summary,
-        "partitions": _partitions(plan, assessment),
+        "partitions": _partitions(plan, assessment, samples),
     }
     encoded = canonical_json(content).encode()
     digest = hashlib.sha256(encoded).hexdigest()

@@ -154,6 +154,12 @@ class KafkaGateway(Protocol):
         """Each broker's highest DeleteRecords version from its ApiVersions (-1: not advertised)."""
         ...
 
+    async def record_timestamps(
+        self, cluster: str, starts: Mapping[TopicPartition, int], *, limit: int
+    ) -> dict[TopicPartition, list[tuple[int, int]]]:
+        """(offset, timestamp) of up to ``limit`` records from each start offset (Fetch on the leader)."""
+        ...
+
     async def list_groups(self, cluster: str) -> list[str]:
         """Every group of the cluster: ListGroups on every broker (each lists the groups it coordinates)."""
         ...

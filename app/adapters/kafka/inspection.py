@@ -20,6 +20,7 @@ from app.adapters.kafka.groups import (
     list_groups,
 )
 from app.adapters.kafka.metadata import Metadata
+from app.adapters.kafka.sampling import record_timestamps
 from app.adapters.kafka.topic_info import (
     INTERNAL_TOPICS,
     TopicQueryFailed,
@@ -82,6 +83,15 @@ class ClusterInspection:
         async with _unavailable(cluster):
             client, metadata = await self._metadata(cluster, [])
             return await delete_records_versions(client, metadata.brokers)
+
+    async def record_timestamps(
+        self: _HasMetadata, cluster: str, starts: Mapping[TopicPartition, int], *, limit: int
+    ) -> dict[TopicPartition, list[tuple[int, int]]]:
+        if not starts:
+            return {}
+        async with _unavailable(cluster):
+            client, metadata = await self._metadata(cluster, [tp.topic for tp in starts])
+            return await record_timestamps(client, metadata, starts, limit)
 
     async def list_groups(self: _HasMetadata, cluster: str) -> list[str]:
         async with _unavailable(cluster):

@@ -27,7 +27,8 @@ class TopicQueryFailed(Exception):
     """A topic or broker fact could not be read."""
 
 
-async def _send(client: ClusterClient, node: int, request: Any) -> Any:
+async def send_or_fail(client: ClusterClient, node: int, request: Any) -> Any:
+    """Send one request; any client-side failure is a ``TopicQueryFailed``."""
     try:
         return await client.send(node, request, timeout_s=client.timeout_s)
     except (BrokerFailure, VersionUnsupported) as exc:
@@ -41,7 +42,9 @@ async def _times_on_leader(
     for tp, timestamp in times.items():
         by_topic[tp.topic].append((tp.partition, timestamp))
     topics = [(name, sorted(parts)) for name, parts in sorted(by_topic.items())]
-    response = await _send(client, leader, OffsetRequest(_CONSUMER_REPLICA_ID, _READ_UNCOMMITTED, topics))
+    response = await send_or_fail(
+        client, leader, OffsetRequest(_CONSUMER_REPLICA_ID, _READ_UNCOMMITTED, topics)
+    )
     answered: dict[TopicPartition, TimeOffset] = {}
     for topic, parts in response.topics:
         for partition, code, timestamp, offset in (p[:4] for p in parts):
@@ -78,7 +81,7 @@ async def topic_configs(
     if not topics or not brokers:
         return {}
     resources = [(TOPIC_RESOURCE, topic, list(names)) for topic in sorted(set(topics))]
-    response = await _send(client, brokers[0], DescribeConfigsRequest(resources))
+    response = await send_or_fail(client, brokers[0], DescribeConfigsRequest(resources))
     configs: dict[str, dict[str, str]] = {}
     for resource in response.resources:
         code, _message, _type, name, entries = resource[:5]
@@ -92,7 +95,7 @@ async def delete_records_versions(client: ClusterClient, brokers: Sequence[int])
     """Each broker's highest DeleteRecords version, -1 when it does not advertise DeleteRecords."""
 
     async def one(node: int) -> int:
-        response = await _send(client, node, ApiVersionRequest())
+        response = await send_or_fail(client, node, ApiVersionRequest())
         for key, _low, high in (entry[:3] for entry in response.api_versions):
             if int(key) == DELETE_RECORDS_KEY:
                 return int(high)

@@ -13,10 +13,20 @@ class GroupLagRead(BaseModel):
     unread_records: int = Field(description="Records this group has not read that the deletion removes")
 
 
+class TimestampCheckRead(BaseModel):
+    sampled: int = Field(description="Records read around the cut (up to 5 on each side)")
+    newer_below_cut: int = Field(description="Records that would be deleted although not older than the time")
+    older_at_or_after_cut: int = Field(description="Records kept although older than the time")
+    out_of_order: bool = Field(description="Timestamps around the cut are not in time order")
+
+
 class CutTimeRead(BaseModel):
     cut_ms: int = Field(description="The asked time, epoch ms")
     record_found: bool = Field(description="False: no record at or after the time, so the cut is the end")
     first_record_timestamp_ms: int | None = Field(description="Time of the first record kept")
+    timestamps: TimestampCheckRead | None = Field(
+        description="What the records around the cut show (null when not sampled: over 1,000 partitions)"
+    )
 
 
 class PartitionPreview(BaseModel):

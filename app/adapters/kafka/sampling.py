@@ -1,0 +1,69 @@
+"""Reading record timestamps around an offset (Fetch, read_uncommitted), for the preview's check of
+out-of-order timestamps near a time-based cut. One Fetch per leader with all of its partitions."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from aiokafka.protocol.fetch import FetchRequest
+from aiokafka.record.memory_records import MemoryRecords
+
+from app.adapters.kafka.client import ClusterClient
+from app.adapters.kafka.errors import error_name
+from app.adapters.kafka.metadata import Metadata, route
+from app.adapters.kafka.topic_info import TopicQueryFailed, send_or_fail
+from app.domain.ports import TopicPartition
+
+PARTITION_MAX_BYTES = 64 * 1024
+_READ_UNCOMMITTED = 0
+
+
+def _timestamps(records: bytes | None, start: int, limit: int) -> list[tuple[int, int]]:
+    found: list[tuple[int, int]] = []
+    batches: Any = MemoryRecords(bytes(records or b""))
+    while len(found) < limit and (batch := batches.next_batch()) is not None:
+        for record in batch:
+            if record.offset >= start:
+                found.append((int(record.offset), int(record.timestamp)))
+                if len(found) == limit:
+                    break
+    return found
+
+
+async def _on_leader(
+    client: ClusterClient, leader: int, starts: Mapping[TopicPartition, int], limit: int
+) -> dict[TopicPartition, list[tuple[int, int]]]:
+    by_topic: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    for tp, start in starts.items():
+        by_topic[tp.topic].append((tp.partition, start, PARTITION_MAX_BYTES))
+    topics = sorted(by_topic.items())
+    request = FetchRequest(0, 0, PARTITION_MAX_BYTES * len(starts), _READ_UNCOMMITTED, topics)
+    response = await send_or_fail(client, leader, request)
+    sampled: dict[TopicPartition, list[tuple[int, int]]] = {}
+    for topic, parts in response.topics:
+        for part in parts:
+            tp = TopicPartition(str(topic), int(part[0]))
+            if (error := error_name(int(part[1]))) != "NONE":
+                raise TopicQueryFailed(f"Fetch of {tp} on broker {leader}: {error}")
+            sampled[tp] = _timestamps(part[-1], starts[tp], limit)
+    return sampled
+
+
+async def record_timestamps(
+    client: ClusterClient, metadata: Metadata, starts: Mapping[TopicPartition, int], limit: int
+) -> dict[TopicPartition, list[tuple[int, int]]]:
+    """(offset, timestamp) of up to ``limit`` records from each start offset."""
+    by_leader, failed = route(metadata, starts)
+    if failed:
+        tp, outcome = sorted(failed.items())[0]
+        raise TopicQueryFailed(f"{len(failed)} partition(s) cannot be routed, e.g. {tp}: {outcome.error}")
+    answers = await asyncio.gather(
+        *(
+            _on_leader(client, leader, {tp: starts[tp] for tp in tps}, limit)
+            for leader, tps in by_leader.items()
+        )
+    )
+    return {tp: found for answer in answers for tp, found in answer.items()}
