@@ -21,6 +21,7 @@ from kafka_emulator.state.topics import (
 )
 
 LARGE_TOPIC_PARTITIONS = 1_000
+MAX_PARTITIONS = 100_000
 
 
 class ClusterState:
@@ -106,6 +107,9 @@ class ClusterState:
             return self._check_assignments(assignments)
         if partitions <= 0:
             raise TopicError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+        if partitions > MAX_PARTITIONS:
+            # An emulator limit (Kafka has none): a stray request must not exhaust the test process.
+            raise TopicError(ErrorCode.INVALID_PARTITIONS, f"At most {MAX_PARTITIONS} partitions per topic.")
         factor = min(3, len(self.broker_ids)) if replication_factor in (None, -1) else replication_factor
         assert factor is not None
         alive = self.alive_brokers()

@@ -46,6 +46,7 @@ async def test_create_topics_errors_and_validate_only(
             NewTopic("a", 1, 1),
             NewTopic("too-many-replicas", 1, 4),
             NewTopic("no-partitions", 0, 1),
+            NewTopic("too-many-partitions", 200_000, 1),
             NewTopic("bad-config", 1, 1, topic_configs={"cleanup.policy": "shred"}),
             NewTopic("bad name!", 1, 1),
         ]
@@ -54,6 +55,7 @@ async def test_create_topics_errors_and_validate_only(
         "a": ErrorCode.TOPIC_ALREADY_EXISTS,
         "too-many-replicas": ErrorCode.INVALID_REPLICATION_FACTOR,
         "no-partitions": ErrorCode.INVALID_PARTITIONS,
+        "too-many-partitions": ErrorCode.INVALID_PARTITIONS,
         "bad-config": ErrorCode.INVALID_CONFIG,
         "bad name!": ErrorCode.INVALID_TOPIC_EXCEPTION,
     }
