@@ -8,8 +8,9 @@ some consumer group has not read unless allowed) and by the preview (``assess``)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.api.deps import Services
@@ -25,7 +26,7 @@ from app.domain.impact import (
     unconsumed_groups,
 )
 from app.domain.offsets import Facts, PlannedCut, Problem, SpecEntry, expand, needed_facts, resolve
-from app.domain.ports import GroupInfo, TimeOffset, TopicPartition
+from app.domain.ports import GroupInfo, TimeOffset, TopicLayout, TopicPartition
 from app.errors import Conflict, FieldError, ValidationFailed
 
 MAX_LISTED = 50
@@ -39,6 +40,7 @@ class Plan:
     specs: list[dict[str, object]]  # stored spec per request entry
     traits: dict[str, TopicTraits]
     times: dict[TopicPartition, TimeOffset]
+    layouts: dict[str, TopicLayout]
 
     def partitions(self) -> list[PlannedPartition]:
         return [
@@ -54,19 +56,22 @@ def _refuse(problems: Sequence[Problem], summary: str, count_key: str = "problem
     return ValidationFailed(summary, errors=errors, **{count_key: len(problems)})
 
 
-async def _traits(services: Services, cluster: str, topics: Sequence[str]) -> dict[str, TopicTraits]:
-    gateway = services.gateway
-    layouts, configs = await asyncio.gather(
-        gateway.topic_layouts(cluster, topics), gateway.topic_configs(cluster, topics, [CLEANUP_POLICY])
-    )
+async def _traits(
+    services: Services, cluster: str, layouts: Mapping[str, TopicLayout]
+) -> dict[str, TopicTraits]:
+    topics = sorted(layouts)
+    configs = await services.gateway.topic_configs(cluster, topics, [CLEANUP_POLICY])
     traits = {}
     for topic in topics:
         policy = configs.get(topic, {}).get(CLEANUP_POLICY, "delete")
-        internal = layouts[topic].internal if topic in layouts else False
         traits[topic] = TopicTraits(
-            internal=internal, compact_only=is_compact_only(policy), cleanup_policy=policy
+            internal=layouts[topic].internal, compact_only=is_compact_only(policy), cleanup_policy=policy
         )
     return traits
+
+
+async def _empty() -> dict[Any, Any]:
+    return {}
 
 
 async def plan_request(services: Services, request: DeletionCreate) -> Plan:
@@ -74,8 +79,8 @@ async def plan_request(services: Services, request: DeletionCreate) -> Plan:
     cluster, gateway = request.cluster, services.gateway
     entries = [SpecEntry(i, e.topic, e.partition, spec_of(e)) for i, e in enumerate(request.partitions)]
     topics = sorted({e.topic for e in entries})
-    counts = await gateway.topic_partitions(cluster, topics)
-    cuts, problems = expand(entries, counts)
+    layouts = await gateway.topic_layouts(cluster, topics)
+    cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
     if unknown := [p for p in problems if p.unknown]:
         summary = f"{len(unknown)} partition(s) do not exist on cluster {cluster!r}."
         raise _refuse(unknown, summary, "unknown_count")
@@ -88,10 +93,10 @@ async def plan_request(services: Services, request: DeletionCreate) -> Plan:
         )
     needed = needed_facts(cuts)
     watermarks, times, committed, traits = await asyncio.gather(
-        gateway.high_watermarks(cluster, needed.high_watermarks),
+        gateway.high_watermarks(cluster, needed.high_watermarks) if needed.high_watermarks else _empty(),
         gateway.offsets_for_times(cluster, needed.times),
         gateway.committed_offsets(cluster, needed.groups, needed.group_partitions),
-        _traits(services, cluster, topics),
+        _traits(services, cluster, layouts),
     )
     resolved, problems = resolve(cuts, Facts(watermarks, times, committed))
     if problems:
@@ -99,7 +104,7 @@ async def plan_request(services: Services, request: DeletionCreate) -> Plan:
             problems, f"{len(problems)} partition(s) cannot be resolved to an offset; nothing was accepted."
         )
     specs = [stored_spec(e) for e in request.partitions]
-    return Plan(cuts, resolved, specs, traits, times)
+    return Plan(cuts, resolved, specs, traits, times, layouts)
 
 
 def refuse_untouchable(plan: Plan) -> None:
@@ -130,48 +135,42 @@ class Assessment:
     groups: dict[str, GroupInfo]
 
 
-async def assess(services: Services, request: DeletionCreate, plan: Plan, *, describe: bool) -> Assessment:
-    """Per partition what would be deleted, the outcome Kafka would give, and the groups left behind."""
+async def assess(services: Services, request: DeletionCreate, plan: Plan, *, preview: bool) -> Assessment:
+    """Per partition what would be deleted, the outcome Kafka would give, and the groups left behind.
+
+    For a real deletion only the consumer guard needs this: with no group on the cluster there is
+    nothing to read. A preview reads everything, including each broker's DeleteRecords version.
+    """
     cluster, gateway = request.cluster, services.gateway
+    group_ids = await gateway.list_groups(cluster)
+    if not preview and not group_ids:
+        return Assessment([], {})
     partitions = [c.partition for c in plan.cuts]
-    starts, watermarks, group_ids, versions = await asyncio.gather(
+    leader_only = preview and request.leader_only
+    starts, watermarks, committed, versions = await asyncio.gather(
         gateway.log_start_offsets(cluster, partitions),
         gateway.high_watermarks(cluster, partitions),
-        gateway.list_groups(cluster),
-        gateway.delete_records_versions(cluster) if request.leader_only else _no_versions(),
+        gateway.committed_offsets(cluster, group_ids, partitions),
+        gateway.delete_records_versions(cluster) if leader_only else _empty(),
     )
-    committed = await gateway.committed_offsets(cluster, group_ids, partitions)
-    leaders = await _leaders(services, cluster, plan) if request.leader_only else {}
     impacts = []
     for tp in partitions:
+        placement = plan.layouts[tp.topic].partitions.get(tp.partition)
         outcome = predict_outcome(
             plan.resolved[tp],
             watermarks[tp],
             plan.traits[tp.topic],
-            leader_only=request.leader_only,
-            leader_version=versions.get(leaders.get(tp, -1), -1),
+            leader_only=leader_only,
+            leader_version=versions.get(placement.leader if placement else -1, -1),
         )
         impacts.append(
             partition_impact(tp, plan.resolved[tp], starts[tp], watermarks[tp], outcome, committed, {})
         )
     groups: dict[str, GroupInfo] = {}
-    if describe:
+    if preview:
         affected = sorted({g.group for i in impacts for g in i.groups})
         groups = await gateway.describe_groups(cluster, affected) if affected else {}
     return Assessment(impacts, groups)
-
-
-async def _no_versions() -> dict[int, int]:
-    return {}
-
-
-async def _leaders(services: Services, cluster: str, plan: Plan) -> dict[TopicPartition, int]:
-    layouts = await services.gateway.topic_layouts(cluster, sorted(plan.traits))
-    return {
-        c.partition: layouts[c.partition.topic].partitions[c.partition.partition].leader
-        for c in plan.cuts
-        if c.partition.topic in layouts and c.partition.partition in layouts[c.partition.topic].partitions
-    }
 
 
 def guard_unconsumed(request: DeletionCreate, assessment: Assessment) -> list[UnconsumedGroup]:
@@ -197,6 +196,6 @@ async def plan_deletion(
     """What a real deletion stores: its cuts resolved, after the topic and consumer checks."""
     plan = await plan_request(services, request)
     refuse_untouchable(plan)
-    assessment = await assess(services, request, plan, describe=False)
+    assessment = await assess(services, request, plan, preview=False)
     overridden = guard_unconsumed(request, assessment)
     return plan.partitions(), overridden

@@ -127,7 +127,7 @@ async def preview_deletion(
         principal, request.cluster, topics, request_id=request_id
     )
     plan = await plan_request(services, request)
-    assessment = await assess(services, request, plan, describe=True)
+    assessment = await assess(services, request, plan, preview=True)
     samples = await _samples(services, request.cluster, plan, assessment)
     refusals = _refusals(request, plan, assessment)
     summary = _summary(assessment)
