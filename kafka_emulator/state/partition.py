@@ -68,10 +68,10 @@ class Partition:
 
     def low_watermark(self) -> int:
         """min(leader LSO, LSO last reported by every alive follower); -1 before a first fetch."""
-        log = self.logs[self.leader]
-        lw = log.log_start_offset
+        lw = self.logs[self.leader].log_start_offset
+        alive = self.alive
         for broker, reported in self.follower_lso.items():
-            if broker in self.alive and reported < lw:
+            if reported < lw and broker in alive:
                 lw = reported
         return lw
 

@@ -51,10 +51,10 @@ class Topic:
     topic_id: bytes
     configs: dict[str, str]
     partitions: list[Partition] = field(default_factory=list)
+    internal: bool = field(init=False)
 
-    @property
-    def internal(self) -> bool:
-        return self.name in INTERNAL_TOPICS
+    def __post_init__(self) -> None:
+        self.internal = self.name in INTERNAL_TOPICS
 
     def config(self, name: str) -> str:
         return self.configs.get(name, TOPIC_DEFAULTS.get(name, ""))
