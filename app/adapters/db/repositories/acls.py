@@ -80,11 +80,26 @@ async def bump_version(session: AsyncSession, cluster: str) -> int:
 
 
 async def list_bindings(session: AsyncSession, cluster: str) -> list[AclBinding]:
-    """Every binding of the cluster, oldest first."""
-    rows = await session.scalars(
-        select(AclBindingRow).where(AclBindingRow.cluster == cluster).order_by(AclBindingRow.id)
+    """Every binding of the cluster, oldest first (plain columns: no ORM objects for 100,000 rows)."""
+    rows = await session.execute(
+        select(
+            AclBindingRow.principal,
+            AclBindingRow.host,
+            AclBindingRow.operation,
+            AclBindingRow.permission,
+            AclBindingRow.resource_type,
+            AclBindingRow.resource_name,
+            AclBindingRow.pattern_type,
+        )
+        .where(AclBindingRow.cluster == cluster)
+        .order_by(AclBindingRow.id)
     )
-    return [_binding(row) for row in rows]
+    operations, permissions = Operation.__members__, Permission.__members__
+    kinds, patterns = ResourceType.__members__, PatternType.__members__
+    return [
+        AclBinding(principal, host, operations[op], permissions[perm], kinds[kind], name, patterns[pattern])
+        for principal, host, op, perm, kind, name, pattern in rows
+    ]
 
 
 async def _find(session: AsyncSession, cluster: str, binding: AclBinding) -> int | None:
