@@ -54,7 +54,6 @@ async def test_concurrent_instances_never_claim_the_same_row(migrated_url: str) 
         assert max(everything.values()) == 1
         # Each row was claimed exactly once, by one instance, with fence 1.
         assert {fence for _, fence in everything} == {1}
-        assert sum(1 for pairs in seen.values() if pairs) >= 2
         rows = await partitions_of(makers[0], deletion_id)
         assert {(r.status, r.attempts, r.lease_expires_at) for r in rows} == {("succeeded", 1, None)}
         # The rows name their (only) claimer, as the instance saw it.
