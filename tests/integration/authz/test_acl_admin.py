@@ -4,6 +4,7 @@ applying at once in another."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -138,3 +139,15 @@ async def test_a_change_through_one_instance_applies_at_once_in_another(
             # The other instance has the authorizer cached now; revoke through the first one.
             await service.revoke(principal="User:alice")
             assert_problem(await client.post("/v1/deletions", json=body, headers=alice), 403)
+
+
+async def test_concurrent_creates_of_one_binding_store_it_once(service: Service, orders: Any) -> None:
+    admin = await service.headers("admin")
+    body = binding(principal="User:dave", resource_name="payments")
+
+    responses = await asyncio.gather(*(service.client.post(ACLS, json=body, headers=admin) for _ in range(5)))
+
+    assert sorted(r.status_code for r in responses) == [201, 409, 409, 409, 409]
+    listed = await service.client.get(ACLS, params={"principal": "User:dave"}, headers=admin)
+    assert len(listed.json()["items"]) == 1
+    assert len(await service.audit("acl.created")) == 1
