@@ -112,7 +112,9 @@ def test_service_down_never_blocks_and_the_queue_stays_bounded() -> None:
     for batch in range(2000):
         sender.submit(report(batch, batch))
     assert time.monotonic() - started < 1.0
-    assert sender.dropped >= 1989
+    assert sender.queued <= 10
+    # The sender thread takes a few reports off the queue while they arrive; the rest made room.
+    assert sender.dropped >= 1900
     assert not sender.flush(0.2)
     sender.close(timeout_s=1)
     assert sender.sent == 0

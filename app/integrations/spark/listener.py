@@ -154,6 +154,11 @@ class ProgressSender:
         self._thread = threading.Thread(target=self._run, name="purge-progress-sender", daemon=True)
         self._thread.start()
 
+    @property
+    def queued(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
     def submit(self, report: ProgressReport) -> None:
         """Enqueue without blocking; the oldest report makes room when the queue is full."""
         with self._cond:
