@@ -24,7 +24,7 @@ from aiokafka.protocol.coordination import FindCoordinatorRequest
 from pydantic import SecretStr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from emulator_bench import Connection, fill, http, leaders, start_emulator
+from emulator_bench import Connection, cpu_seconds, fill, http, leaders, start_emulator
 
 from app.adapters.db.migrate import upgrade
 from app.main import create_app
@@ -59,7 +59,7 @@ def settings(directory: str, bootstrap: str) -> Settings:
     )
 
 
-async def previews(bootstrap: str) -> list[float]:
+async def previews(bootstrap: str, emulator_pid: int) -> list[tuple[float, float, float]]:
     with tempfile.TemporaryDirectory() as directory:
         config = settings(directory, bootstrap)
         await upgrade(config.database.url)
@@ -79,15 +79,18 @@ async def previews(bootstrap: str) -> list[float]:
                 }
                 timings = []
                 for run in range(RUNS + 1):
-                    started = time.perf_counter()
+                    started, cpu = time.perf_counter(), time.process_time()
+                    emulator_cpu = cpu_seconds(emulator_pid)
                     response = await client.post("/v1/deletions", json=body, headers=headers)
                     elapsed = time.perf_counter() - started
+                    service_cpu = time.process_time() - cpu
+                    emulator_cpu = cpu_seconds(emulator_pid) - emulator_cpu
                     assert response.status_code == 200, response.text[:500]
                     preview = response.json()
                     assert preview["partition_count"] == PARTITIONS
                     assert len(preview["unconsumed_groups"]) == GROUPS
                     if run:  # the first run also connects and warms up
-                        timings.append(elapsed)
+                        timings.append((elapsed, service_cpu, emulator_cpu))
                 return timings
 
 
@@ -104,14 +107,21 @@ async def main() -> None:
         for connection in connections.values():
             connection.close()
         await commit_groups(bootstrap)
-        timings = await previews(bootstrap)
+        timings = await previews(bootstrap, proc.pid)
     finally:
         proc.terminate()
         proc.wait()
-    best, median, worst = min(timings), statistics.median(timings), max(timings)
+    walls = [t[0] for t in timings]
     print(f"preview of {PARTITIONS} partitions, {GROUPS} groups, {RUNS} runs:")
-    print(f"  best {best:.2f} s  median {median:.2f} s  worst {worst:.2f} s  (target < {TARGET_S} s)")
-    print(f"  {'PASS' if median < TARGET_S else 'FAIL'}")
+    columns = (
+        ("wall", walls),
+        ("service CPU", [t[1] for t in timings]),
+        ("emulator CPU", [t[2] for t in timings]),
+    )
+    for label, values in columns:
+        best, median, worst = min(values), statistics.median(values), max(values)
+        print(f"  {label}: best {best:.2f} s  median {median:.2f} s  worst {worst:.2f} s")
+    print(f"  target < {TARGET_S} s wall: {'PASS' if statistics.median(walls) < TARGET_S else 'FAIL'}")
 
 
 if __name__ == "__main__":

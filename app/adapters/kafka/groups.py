@@ -183,16 +183,17 @@ def _committed(
         raise _Retriable(f"OffsetFetch: {top_error}")
     if top_error != "NONE":
         raise GroupQueryFailed(f"OffsetFetch for group {group!r}: {top_error}")
-    committed: dict[TopicPartition, int] = {}
-    for (topic, partition), (offset, code) in answer.partitions.items():
+    for (topic, partition), (_, code) in answer.partitions.items():
         if code:
             error = error_name(code)
             if error in RETRIABLE:
                 raise _Retriable(f"OffsetFetch: {error}")
             raise GroupQueryFailed(f"OffsetFetch for group {group!r} on {topic}-{partition}: {error}")
-        if offset >= 0:  # -1: no committed offset there
-            committed[known.get((topic, partition)) or TopicPartition(topic, partition)] = offset
-    return committed
+    return {  # -1: no committed offset there
+        known.get(key) or TopicPartition(*key): offset
+        for key, (offset, _) in answer.partitions.items()
+        if offset >= 0
+    }
 
 
 async def committed_offsets(
