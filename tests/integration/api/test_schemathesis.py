@@ -41,6 +41,8 @@ def test_generated_requests(tmp_path: Path, mode: GenerationMode) -> None:
     settings = Settings(
         database=DatabaseSettings(url=url),
         auth=AuthSettings(dev_issuer=True, dev_clients={"alice": SecretStr("alice-secret")}),
+        # A super user gets past authorization, so the generated input reaches validation and storage.
+        super_users="User:alice",
     )
     app = create_app(settings, run_executor=False)
     checks = CHECKS + ([negative_data_rejection] if mode is GenerationMode.NEGATIVE else [])
