@@ -59,6 +59,13 @@ class Authorization(Protocol):
         """Raise ``Forbidden`` unless ``principal`` may read the audit trail."""
         ...
 
+    async def check_delete_prefix(
+        self, principal: Principal, cluster: str, prefix: str, *, request_id: str | None = None
+    ) -> None:
+        """Raise ``Forbidden`` unless ``principal`` may delete records of every topic under ``prefix``,
+        including topics created later (``app.domain.prefix_authorization``)."""
+        ...
+
 
 class AllowAll:
     """Every authenticated principal may do everything (for tests of other concerns only)."""
@@ -87,6 +94,11 @@ class AllowAll:
         return None
 
     async def check_audit_read(self, principal: Principal, *, request_id: str | None = None) -> None:
+        return None
+
+    async def check_delete_prefix(
+        self, principal: Principal, cluster: str, prefix: str, *, request_id: str | None = None
+    ) -> None:
         return None
 
 

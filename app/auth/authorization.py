@@ -3,6 +3,8 @@
 What each action needs, on the cluster the deletion or ACL belongs to:
 
 - submit a deletion: DELETE on every topic (one denied topic refuses the whole request);
+- approve a prefix retention policy: DELETE on every topic under the prefix, present and future
+  (an ALLOW covering the whole prefix and no DENY reaching under it);
 - read a topic's offsets or consumer groups: DESCRIBE on the topic;
 - see a deletion (read, list, partitions, evidence): be its requester, or DESCRIBE on every topic it
   touches; anything else answers 404, so ids cannot be probed;
@@ -29,6 +31,7 @@ from app.auth.acl_sources import AclReader, AclSources, KafkaAclSource, ServiceA
 from app.auth.principal import Principal
 from app.domain.acl import CLUSTER_RESOURCE_NAME, Operation, ResourceType
 from app.domain.authorizer import Authorizer, Decision, parse_super_users
+from app.domain.prefix_authorization import authorize_prefix
 from app.errors import Forbidden
 from app.settings import Settings
 
@@ -65,6 +68,19 @@ class KafkaAclAuthorization:
     ) -> None:
         denied = await self.denied_topics(principal, cluster, Operation.DELETE, topics)
         if denied:
+            await self._refuse(principal, cluster, Operation.DELETE, ResourceType.TOPIC, denied, request_id)
+
+    async def check_delete_prefix(
+        self, principal: Principal, cluster: str, prefix: str, *, request_id: str | None = None
+    ) -> None:
+        if self.is_super_user(principal):
+            return
+        authorizer = await self.sources.authorizer(cluster)
+        decision = authorize_prefix(
+            authorizer, principal.names, principal.client_host, Operation.DELETE, ResourceType.TOPIC, prefix
+        )
+        if not decision.allowed:
+            denied = {f"{prefix}*": decision}
             await self._refuse(principal, cluster, Operation.DELETE, ResourceType.TOPIC, denied, request_id)
 
     async def revoked_topics(

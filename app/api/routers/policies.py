@@ -44,18 +44,19 @@ async def authorize_policy_topics(
 ) -> None:
     """The single place a policy change asks for DELETE on the topics it covers (raises Forbidden).
 
-    Asked for every topic that matches now and, for a prefix policy, for the prefix itself as a topic
-    name: under KIP-11 only a PREFIXED binding on the prefix (or a shorter one) or a wildcard allows
-    that name, which is what covers topics created later. Sweeps re-check the matching topics as the
-    owner every time.
+    A prefix policy also covers topics created later, so it needs DELETE on the whole prefix (an ALLOW
+    binding covering it and no DENY reaching under it); that also covers every topic matching now.
+    Name and regex policies need DELETE on every topic they match now. Sweeps re-check the matching
+    topics as the owner every time.
     """
+    if topics.prefix is not None:
+        await services.authorization.check_delete_prefix(principal, cluster, topics.prefix)
+        return
     if topics.names is not None:
         names = set(topics.names)
     else:
         selector = TopicSelector(prefix=topics.prefix, regex=topics.regex)
         names = set(selector.select(await services.gateway.list_topics(cluster)))
-    if topics.prefix is not None:
-        names.add(topics.prefix)
     if names:
         await services.authorization.check_delete_topics(principal, cluster, sorted(names))
 

@@ -70,3 +70,30 @@ async def test_sweeps_are_reauthorized_as_the_owner(
     assert "User:bob" in run["error"]
     actions = [e["action"] for e in (await client.get("/v1/audit", headers=alice)).json()["items"]]
     assert actions[-2:] == ["authz.denied", "policy.swept"]
+
+
+async def test_a_prefix_policy_needs_the_whole_prefix(
+    client: httpx.AsyncClient,
+    alice: dict[str, str],
+    headers_for: Callable[[str], Awaitable[dict[str, str]]],
+    inter: str,
+) -> None:
+    bob = await headers_for("bob")
+    # A LITERAL binding on a topic named like the prefix covers that one name, not the topics under it.
+    await allow_bob(client, alice, "inter.", "LITERAL")
+    assert (await client.post(POLICIES, json=policy_body(), headers=bob)).status_code == 403
+
+    await allow_bob(client, alice, "inter.", "PREFIXED")
+    # A topic under legal hold below the prefix: the policy would cover it, so it is refused.
+    hold = {
+        "principal": "User:*",
+        "operation": "DELETE",
+        "permission_type": "DENY",
+        "resource_type": "TOPIC",
+        "resource_name": "inter.hold",
+        "pattern_type": "LITERAL",
+    }
+    assert (await client.post("/v1/clusters/demo/acls", json=hold, headers=alice)).status_code == 201
+    refused = await client.post(POLICIES, json=policy_body(), headers=bob)
+    assert refused.status_code == 403
+    assert "inter." in refused.json()["detail"]
