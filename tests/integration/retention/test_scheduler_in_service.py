@@ -1,4 +1,5 @@
-"""The service started with its workers sweeps retention policies on its own."""
+"""The service started with its workers sweeps retention policies on its own, and so does a process that
+runs the workers without the HTTP app."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 from retention_helpers import policy_body, wait_until
+
+from app.api.deps import Services
+from app.worker.scheduler import standalone_scheduler
 
 
 @pytest.fixture
@@ -26,3 +30,19 @@ async def test_the_lifespan_starts_the_scheduler(
         return bool(runs.json()["items"])
 
     await wait_until(swept)
+
+
+async def test_a_workers_only_process_sweeps_too(
+    client: httpx.AsyncClient, alice: dict[str, str], inter: str, services: Services
+) -> None:
+    created = await client.post("/v1/clusters/demo/policies", json=policy_body(), headers=alice)
+    assert created.status_code == 201, created.text
+    async with standalone_scheduler(services.settings, services.sessionmaker, services.gateway) as scheduler:
+        assert scheduler.running
+
+        async def swept() -> bool:
+            runs = await client.get("/v1/clusters/demo/policies/inter/runs", headers=alice)
+            return bool(runs.json()["items"])
+
+        await wait_until(swept)
+    assert not scheduler.running
