@@ -6,13 +6,21 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import wait_until
 
-from app.integrations.spark.listener import ProgressReport, ProgressSender, report_from_progress
+from app.integrations.spark.listener import (
+    ProgressReport,
+    ProgressSender,
+    PurgeProgressListener,
+    report_from_progress,
+)
 
 
 def test_end_offsets_are_parsed_from_json_strings_and_merged() -> None:
@@ -118,3 +126,33 @@ def test_service_down_never_blocks_and_the_queue_stays_bounded() -> None:
     assert not sender.flush(0.2)
     sender.close(timeout_s=1)
     assert sender.sent == 0
+
+
+def test_a_query_runs_on_while_the_service_is_down(spark: Any, emulator: Any, tmp_path: Path) -> None:
+    topic = f"down-{uuid.uuid4().hex[:8]}"
+    emulator.create_topic(topic, 2)
+    emulator.produce(topic, [b"x%d" % i for i in range(20)], 2)
+    listener = PurgeProgressListener(
+        "http://127.0.0.1:9", lambda: "t", "job", cluster="main", backoff_initial_s=0.05, timeout_s=0.5
+    )
+    spark.streams.addListener(listener)
+    try:
+        query = (
+            spark.readStream.format("testkafka")
+            .option("bootstrap", emulator.bootstrap)
+            .option("topic", topic)
+            .load()
+            .writeStream.format("parquet")
+            .option("path", str(tmp_path / "out"))
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        assert query.awaitTermination(120)
+        assert query.exception() is None
+        wait_until(lambda: listener.sender.submitted >= 1, message="a progress report")
+    finally:
+        spark.streams.removeListener(listener)
+        listener.sender.close(timeout_s=1)
+    assert listener.sender.sent == 0
+    assert spark.read.parquet(str(tmp_path / "out")).count() == 20

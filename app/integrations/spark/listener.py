@@ -149,6 +149,7 @@ class ProgressSender:
         self._backoff = (backoff_initial_s, backoff_max_s)
         self._busy = False
         self._closed = False
+        self.submitted = 0
         self.sent = 0
         self.dropped = 0
         self._thread = threading.Thread(target=self._run, name="purge-progress-sender", daemon=True)
@@ -164,6 +165,7 @@ class ProgressSender:
         with self._cond:
             if self._closed:
                 return
+            self.submitted += 1
             if len(self._queue) == self._queue.maxlen:
                 self.dropped += 1
                 log.warning("progress queue full: dropped the report of batch %s", self._queue[0].batch_id)
