@@ -26,13 +26,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--control-port", type=int, default=0, help="control API port; 0 = ephemeral")
     parser.add_argument("--config", type=Path, help="topology YAML file")
     parser.add_argument("--delete-records-max-version", type=int, choices=(0, 1, 2, 3))
+    parser.add_argument("--request-log-max", type=int, help="requests kept in the request log (10000)")
+    parser.add_argument(
+        "--request-log-max-partitions", type=int, help="DeleteRecords partitions kept in it (500000)"
+    )
+    parser.add_argument(
+        "--request-log-apis",
+        type=lambda text: [api.strip() for api in text.split(",") if api.strip()],
+        help="comma-separated API names to record (default DeleteRecords)",
+    )
     parser.add_argument("--log-level", default="WARNING")
     return parser.parse_args(argv)
 
 
 def cluster_options(args: argparse.Namespace, topology: Topology) -> dict[str, Any]:
     options: dict[str, Any] = {"brokers": 3, **topology.cluster, "host": args.host}
-    for name in ("brokers", "port", "delete_records_max_version"):
+    names = ("brokers", "port", "delete_records_max_version", "request_log_max", "request_log_apis")
+    for name in (*names, "request_log_max_partitions"):
         value = getattr(args, name)
         if value is not None:
             options[name] = value

@@ -18,6 +18,12 @@ from kafka_emulator.groups import GROUP_API_MAX_VERSIONS, GroupCoordinator, regi
 from kafka_emulator.handlers import register_data_handlers
 from kafka_emulator.protocol import messages
 from kafka_emulator.protocol.api import HandlerRegistry
+from kafka_emulator.request_log import (
+    DEFAULT_MAX_PARTITIONS,
+    DEFAULT_MAX_REQUESTS,
+    LoggedRequest,
+    RequestLog,
+)
 from kafka_emulator.server import BrokerServer
 from kafka_emulator.state import ClusterState
 
@@ -37,6 +43,9 @@ class EmulatedCluster:
         super_users: Iterable[str] = (),
         acl_authorizer: bool = False,
         offsets_partitions: int = 3,
+        request_log_max: int = DEFAULT_MAX_REQUESTS,
+        request_log_apis: Iterable[str | int] = ("DeleteRecords",),
+        request_log_max_partitions: int = DEFAULT_MAX_PARTITIONS,
     ) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -53,12 +62,13 @@ class EmulatedCluster:
         self.acls = AclStore(super_users=list(super_users), enabled=acl_authorizer)
         self.groups = GroupCoordinator(self.model)
         self.faults = FaultInjector()
+        self.requests = RequestLog(request_log_max, request_log_apis, request_log_max_partitions)
         registry = HandlerRegistry()
         register_data_handlers(registry, self.model, self.acls)
         register_group_handlers(registry, self.groups, self.acls)
         register_acl_handlers(registry, self.acls, self.acls)
         self.model.create_topic(OFFSETS_TOPIC, offsets_partitions, None, {"cleanup.policy": "compact"})
-        dispatcher = Dispatcher(registry, self.faults, sasl_users, self._version_limit)
+        dispatcher = Dispatcher(registry, self.faults, sasl_users, self._version_limit, self.requests)
         self._servers = {
             broker: BrokerServer(broker, dispatcher, host, port + broker - 1 if port else 0)
             for broker in broker_ids
@@ -152,6 +162,16 @@ class EmulatedCluster:
         if broker not in self.model.broker_ids:
             raise KeyError(f"unknown broker {broker}")
         self.model.max_delete_records_version[broker] = version
+
+    def request_log(
+        self, api: str | int | None = "DeleteRecords", client_id: str | None = None
+    ) -> list[LoggedRequest]:
+        """Recorded requests of ``api`` (None: every recorded API), optionally of one client id, oldest
+        first. Only the APIs given as ``request_log_apis`` are recorded."""
+        return list(self.requests.entries(api, client_id))
+
+    def clear_request_log(self) -> None:
+        self.requests.clear()
 
     def state(self) -> dict[str, Any]:
         snapshot = dict(self.model.snapshot())

@@ -7,6 +7,8 @@ POST /brokers/{id}/delete-records-max-version        {"version": 2}
 POST /topics/{topic}/partitions/{p}/followers/{broker}/pause   (and /resume)
 POST /topics/{topic}/partitions/{p}/leader           {"broker": id}
 POST /faults                                         {"broker", "api", "error", "count", "delay_ms"}
+GET  /requests?api=&client_id=&after=&limit=         recorded requests, oldest first, paginated by seq
+DELETE /requests                                     empties the request log
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from kafka_emulator.state import TopicError
 if TYPE_CHECKING:
     from kafka_emulator.cluster import EmulatedCluster
 
+DEFAULT_PAGE_REQUESTS = 100
+PAGE_PARTITIONS = 20_000
 Route = Callable[[dict[str, str], dict[str, Any]], Awaitable[Any]]
 _SEGMENT = "([^/]+)"
 
@@ -38,6 +42,16 @@ def _field(
     if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
         raise HttpError(400, f"field {name!r} has the wrong type")
     return value
+
+
+def _query_int(query: dict[str, Any], name: str, default: int) -> int:
+    text = query.get(name)
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise HttpError(400, f"{name} must be an integer") from None
 
 
 def _int(text: str, what: str) -> int:
@@ -63,6 +77,8 @@ class ControlServer:
             ),
             ("POST", re.compile(rf"/topics/{_SEGMENT}/partitions/{_SEGMENT}/leader"), self._leader),
             ("POST", re.compile(r"/faults"), self._fault),
+            ("GET", re.compile(r"/requests"), self._requests),
+            ("DELETE", re.compile(r"/requests"), self._clear_requests),
         ]
 
     @property
@@ -91,7 +107,8 @@ class ControlServer:
         raise HttpError(404, f"no route for {request.path}")
 
     async def _call(self, route: Route, params: list[str], request: HttpRequest) -> Any:
-        body = request.json() if request.method == "POST" else {}
+        # GET and DELETE take their parameters from the query string, in the same shape as a body.
+        body = request.json() if request.method == "POST" else dict(request.query)
         try:
             return await route({str(i): p for i, p in enumerate(params)}, body)
         except TopicError as exc:
@@ -167,3 +184,27 @@ class ControlServer:
             raise HttpError(404, f"unknown broker {broker}")
         self._cluster.inject_fault(broker, api, error, count, delay_ms)
         return {"pending": self._cluster.faults.pending()}
+
+    async def _requests(self, params: dict[str, str], query: dict[str, Any]) -> Any:
+        api = query.get("api", "DeleteRecords")
+        after = _query_int(query, "after", 0)
+        limit = _query_int(query, "limit", DEFAULT_PAGE_REQUESTS)
+        if limit < 1:
+            raise HttpError(400, "limit must be at least 1")
+        log = self._cluster.requests
+        page: list[dict[str, Any]] = []
+        partitions = 0
+        entries = log.entries(None if api == "*" else api, query.get("client_id"), after)
+        for entry in entries:
+            # A page ends after `limit` requests or once it holds PAGE_PARTITIONS partitions.
+            if len(page) == limit or partitions >= PAGE_PARTITIONS:
+                break
+            page.append(entry.to_json())
+            partitions += len(page[-1]["partitions"])
+        else:
+            return {"requests": page, "next_after": None, "dropped": log.dropped}
+        return {"requests": page, "next_after": page[-1]["seq"], "dropped": log.dropped}
+
+    async def _clear_requests(self, params: dict[str, str], query: dict[str, Any]) -> Any:
+        self._cluster.clear_request_log()
+        return {"cleared": True}

@@ -20,6 +20,7 @@ from kafka_emulator.protocol import messages
 from kafka_emulator.protocol.api import HandlerRegistry, Message, RequestContext
 from kafka_emulator.protocol.errors import ErrorCode
 from kafka_emulator.protocol.primitives import DecodeError
+from kafka_emulator.request_log import LoggedRequest, RequestLog
 from kafka_emulator.sasl import SASL_KEYS, SaslOutcome, SaslSession, SaslStage
 
 log = logging.getLogger("kafka_emulator")
@@ -47,9 +48,11 @@ class Dispatcher:
         faults: FaultInjector,
         sasl_users: dict[str, str] | None = None,
         version_limit: VersionLimit | None = None,
+        request_log: RequestLog | None = None,
     ) -> None:
         self._registry = registry
         self._faults = faults
+        self._log = RequestLog(apis=()) if request_log is None else request_log
         self._sasl_users = sasl_users
         self._version_limit = version_limit or (lambda broker, key: None)
 
@@ -75,6 +78,7 @@ class Dispatcher:
             return Reply(b"") if session.raw_token(frame) else CLOSE
         try:
             key, version = messages.peek_api(frame)
+            received = self._log.clock(key)
             supported = self.version_range(broker_id, key)
             if supported is None:
                 return CLOSE
@@ -89,7 +93,7 @@ class Dispatcher:
         ctx = RequestContext(
             broker_id, key, version, header.correlation_id, header.client_id, session.principal, client_host
         )
-        return await self._answer(ctx, session, request)
+        return await self._answer(ctx, session, request, self._log.record(ctx, request, received))
 
     def _unsupported(self, key: int, frame: bytes, supported: tuple[int, int]) -> Reply:
         if key != API_VERSIONS:
@@ -102,18 +106,31 @@ class Dispatcher:
         }
         return Reply(messages.encode_response(API_VERSIONS, 0, header.correlation_id, body))
 
-    async def _answer(self, ctx: RequestContext, session: SaslSession, request: Message) -> Reply:
+    async def _answer(
+        self, ctx: RequestContext, session: SaslSession, request: Message, logged: LoggedRequest | None
+    ) -> Reply:
         response, close = await self._respond(ctx, session, request)
         if ctx.api_key == PRODUCE and request.get("Acks") == 0:
             # acks=0 gets no response; a broker signals a failure by closing the connection.
-            return Reply(None, close=close or _has_partition_error(response))
+            payload: bytes | None = None
+            close = close or _has_partition_error(response)
+        else:
+            response, payload = self._encode(ctx, request, response)
+        if logged is not None:
+            logged.answer(response)
+        return Reply(payload, close)
+
+    def _encode(self, ctx: RequestContext, request: Message, response: Message) -> tuple[Message, bytes]:
         try:
-            payload = messages.encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, response)
+            return response, messages.encode_response(
+                ctx.api_key, ctx.api_version, ctx.correlation_id, response
+            )
         except (ValueError, TypeError, KeyError, OverflowError, struct.error) as exc:
             log.exception("broker %s: cannot encode %s response: %s", ctx.broker_id, ctx.api_key, exc)
             fallback = error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
-            payload = messages.encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, fallback)
-        return Reply(payload, close)
+            return fallback, messages.encode_response(
+                ctx.api_key, ctx.api_version, ctx.correlation_id, fallback
+            )
 
     async def _respond(
         self, ctx: RequestContext, session: SaslSession, request: Message

@@ -10,9 +10,10 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import parse_qsl
 
 log = logging.getLogger("kafka_emulator")
 
@@ -32,6 +33,7 @@ class HttpRequest:
     method: str
     path: str
     body: bytes
+    query: dict[str, str] = field(default_factory=dict)  # the last value of a repeated parameter
 
     def json(self) -> dict[str, Any]:
         if not self.body:
@@ -137,4 +139,5 @@ async def _read_request(request_line: bytes, reader: asyncio.StreamReader) -> tu
     body = await reader.readexactly(length) if length else b""
     connection = headers.get("connection", "").lower()
     keep_alive = connection != "close" and (protocol == "HTTP/1.1" or connection == "keep-alive")
-    return HttpRequest(method.upper(), target.split("?", 1)[0], body), keep_alive
+    path, _, query = target.partition("?")
+    return HttpRequest(method.upper(), path, body, dict(parse_qsl(query))), keep_alive

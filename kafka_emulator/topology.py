@@ -7,6 +7,9 @@ sasl_users: {alice: alice-secret}
 super_users: ["User:admin"]
 acl_authorizer: false
 offsets_partitions: 3
+request_log_max: 10000
+request_log_apis: [DeleteRecords]
+request_log_max_partitions: 500000
 topics:
   - {name: orders, partitions: 6, replication_factor: 3, configs: {cleanup.policy: delete}}
 """
@@ -28,6 +31,9 @@ _CLUSTER_KEYS: dict[str, type | tuple[type, ...]] = {
     "super_users": list,
     "acl_authorizer": bool,
     "offsets_partitions": int,
+    "request_log_max": int,
+    "request_log_apis": list,
+    "request_log_max_partitions": int,
 }
 
 
