@@ -34,7 +34,6 @@ class AdminHandlers:
 
     async def describe_groups(self, ctx: RequestContext, req: Message) -> Message:
         include_ops = req.get("IncludeAuthorizedOperations", False)
-        self.coordinator.forget_deleted_topics()
         return {"Groups": [self._describe(ctx, group_id, include_ops) for group_id in req["Groups"]]}
 
     def _describe(self, ctx: RequestContext, group_id: str, include_ops: bool) -> Message:

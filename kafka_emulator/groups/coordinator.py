@@ -45,6 +45,7 @@ class GroupCoordinator:
         self.rebalancer = Rebalancer(initial_rebalance_delay_ms)
         self.min_session_timeout_ms = min_session_timeout_ms
         self.max_session_timeout_ms = max_session_timeout_ms
+        state.topic_deleted_listeners.append(self.forget_topic)
 
     def offsets_partition(self, group_id: str) -> int | None:
         topic = self.state.topics.get(OFFSETS_TOPIC)
@@ -67,28 +68,20 @@ class GroupCoordinator:
         return self.groups.setdefault(group_id, Group(group_id))
 
     def groups_on(self, broker_id: int) -> list[Group]:
-        self.forget_deleted_topics()
         return [g for g in self.groups.values() if self.is_coordinator(broker_id, g.group_id)]
 
-    def forget_deleted_topics(self) -> None:
-        """Kafka drops the offsets of deleted partitions, and an Empty group left without offsets dies.
-
-        The model has no deletion hook, so this runs lazily before offsets or groups are read.
-        """
-        touched = self.offsets.prune(
-            lambda topic, partition: self.state.partition(topic, partition) is not None
-        )
-        for group_id in touched:
+    def forget_topic(self, topic: str) -> None:
+        """Kafka drops a deleted topic's offsets at once, and an Empty group left without offsets dies."""
+        for group_id in self.offsets.forget_topic(topic):
             group = self.groups.get(group_id)
             idle = group is not None and group.state == GroupState.EMPTY and not group.pending_members
-            if idle and not self.offsets.of_group(group_id):
+            if idle and not self.offsets.has_offsets(group_id):
                 del self.groups[group_id]
 
     def session_timeout_valid(self, timeout_ms: int) -> bool:
         return self.min_session_timeout_ms <= timeout_ms <= self.max_session_timeout_ms
 
     def snapshot(self) -> dict[str, Any]:
-        self.forget_deleted_topics()
         ids = sorted(set(self.groups) | set(self.offsets.group_ids()))
         return {group_id: self._group_snapshot(group_id) for group_id in ids}
 

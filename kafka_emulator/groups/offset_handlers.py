@@ -14,6 +14,10 @@ from kafka_emulator.groups.offsets import (
 )
 from kafka_emulator.protocol.api import Authorizer, Message, RequestContext
 from kafka_emulator.protocol.errors import ErrorCode
+from kafka_emulator.protocol.rows import Rows
+
+# An OffsetFetch partition entry, as the rows of a (possibly 10,000-partition) answer
+PARTITION_FIELDS = ("PartitionIndex", "CommittedOffset", "CommittedLeaderEpoch", "Metadata", "ErrorCode")
 
 
 class OffsetHandlers:
@@ -83,7 +87,6 @@ class OffsetHandlers:
             self.coordinator.rebalancer.touch(group, member)
 
     async def offset_fetch(self, ctx: RequestContext, req: Message) -> Message:
-        self.coordinator.forget_deleted_topics()
         if ctx.api_version >= 8:
             groups = [self._fetch_group(ctx, g["GroupId"], g["Topics"]) for g in req["Groups"]]
             return {"Groups": groups}
@@ -122,22 +125,14 @@ class OffsetHandlers:
         if not self.authorizer.allowed(ctx, "DESCRIBE", "TOPIC", topic):
             denied = [_no_offset(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in partitions]
             return {"Name": topic, "Partitions": denied}
-        answered = []
-        for partition in partitions:
-            committed = self.coordinator.offsets.get(group_id, topic, partition)
-            if committed is None:
-                answered.append(_no_offset(partition, ErrorCode.NONE))
-                continue
-            answered.append(
-                {
-                    "PartitionIndex": partition,
-                    "CommittedOffset": committed.offset,
-                    "CommittedLeaderEpoch": committed.leader_epoch,
-                    "Metadata": committed.metadata,
-                    "ErrorCode": ErrorCode.NONE,
-                }
-            )
-        return {"Name": topic, "Partitions": answered}
+        get, none = self.coordinator.offsets.of_topic(group_id, topic).get, int(ErrorCode.NONE)
+        answered = [
+            (partition, NO_OFFSET, -1, "", none)
+            if (committed := get(partition)) is None
+            else (partition, committed.offset, committed.leader_epoch, committed.metadata, none)
+            for partition in partitions
+        ]
+        return {"Name": topic, "Partitions": Rows(PARTITION_FIELDS, answered)}
 
 
 def _no_offset(partition: int, error: int) -> Message:

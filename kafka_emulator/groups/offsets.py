@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_emulator.groups.group import Group, GroupState
@@ -21,37 +21,51 @@ class CommittedOffset:
 
 
 class OffsetStore:
+    """group -> topic -> partition -> committed offset: a topic's offsets of a group are one lookup
+    (OffsetFetch of 10,000 partitions), and a deleted topic is dropped per group, not per partition."""
+
     def __init__(self) -> None:
-        self._groups: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+        self._groups: dict[str, dict[str, dict[int, CommittedOffset]]] = {}
 
     def commit(self, group_id: str, topic: str, partition: int, committed: CommittedOffset) -> None:
-        self._groups.setdefault(group_id, {})[(topic, partition)] = committed
+        self._groups.setdefault(group_id, {}).setdefault(topic, {})[partition] = committed
 
     def get(self, group_id: str, topic: str, partition: int) -> CommittedOffset | None:
-        return self._groups.get(group_id, {}).get((topic, partition))
+        return self.of_topic(group_id, topic).get(partition)
+
+    def of_topic(self, group_id: str, topic: str) -> Mapping[int, CommittedOffset]:
+        return self._groups.get(group_id, _NONE).get(topic, _NOTHING)
 
     def of_group(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
-        return dict(self._groups.get(group_id, {}))
+        return {
+            (topic, partition): committed
+            for topic, offsets in self._groups.get(group_id, _NONE).items()
+            for partition, committed in offsets.items()
+        }
 
-    def prune(self, exists: Callable[[str, int], bool]) -> set[str]:
-        """Forget offsets of partitions that no longer exist; returns the groups that lost some."""
+    def has_offsets(self, group_id: str) -> bool:
+        return any(self._groups.get(group_id, _NONE).values())
+
+    def forget_topic(self, topic: str) -> set[str]:
+        """Drop every group's offsets of a deleted topic; returns the groups that lost some."""
         touched = set()
-        for group_id, offsets in self._groups.items():
-            gone = [key for key in offsets if not exists(*key)]
-            for key in gone:
-                del offsets[key]
-            if gone:
+        for group_id, topics in self._groups.items():
+            if topics.pop(topic, None):
                 touched.add(group_id)
         return touched
 
     def group_ids(self) -> list[str]:
-        return [group_id for group_id, offsets in self._groups.items() if offsets]
+        return [group_id for group_id, topics in self._groups.items() if any(topics.values())]
 
     def snapshot(self, group_id: str) -> dict[str, dict[str, int]]:
         topics: dict[str, dict[str, int]] = {}
-        for (topic, partition), committed in sorted(self._groups.get(group_id, {}).items()):
+        for (topic, partition), committed in sorted(self.of_group(group_id).items()):
             topics.setdefault(topic, {})[str(partition)] = committed.offset
         return topics
+
+
+_NONE: dict[str, dict[int, CommittedOffset]] = {}
+_NOTHING: dict[int, CommittedOffset] = {}
 
 
 def commit_error(group: Group | None, member_id: str, generation: int, instance_id: str | None) -> int | None:

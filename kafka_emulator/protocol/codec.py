@@ -34,6 +34,7 @@ from kafka_emulator.protocol.primitives import (
     string_reader,
     string_writer,
 )
+from kafka_emulator.protocol.rows import Rows, rows_writer
 from kafka_emulator.protocol.schema import FieldSpec, SchemaError
 from kafka_emulator.protocol.values import default_factory
 
@@ -278,15 +279,22 @@ def _array_writer(field: FieldSpec, version: int, flexible: bool, nullable: bool
     kind = field.element_type
     fixed = FIXED_FORMATS.get(kind)
     element = None if fixed else _scalar_writer(field, version, flexible, nullable=False)
+    rows = None
+    if element is not None and field.fields:
+        rows = rows_writer(field.fields, version, flexible, element)
 
-    def write(value: list[Any] | None, out: list[bytes]) -> None:
+    def write(value: list[Any] | Rows | None, out: list[bytes]) -> None:
         if value is None:
             if not nullable:
                 raise ValueError(f"null for non-nullable array {field.name}")
             out.append(encode_length(-1, flexible, wide=True))
             return
         out.append(encode_length(len(value), flexible, wide=True))
-        if fixed is not None:
+        if type(value) is Rows:
+            if rows is not None:
+                rows(value, out)
+                return
+        elif fixed is not None:
             out.append(struct.pack(_repeat(fixed, len(value)), *value))
             return
         assert element is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kafka_emulator.protocol.errors import ErrorCode
@@ -44,6 +45,8 @@ class ClusterState:
         self.purgatory = DeletePurgatory()
         self.replicator = Replicator(replication_interval_ms, replica_lag_time_max_ms, self.purgatory)
         self._next_leader = 0
+        # Called with the topic's name after it is gone (the group coordinator drops its offsets).
+        self.topic_deleted_listeners: list[Callable[[str], None]] = []
 
     async def start(self) -> None:
         self.replicator.start()
@@ -141,6 +144,8 @@ class ClusterState:
         for partition in topic.partitions:
             self.purgatory.fail_partition(partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             partition.notify_change()
+        for listener in self.topic_deleted_listeners:
+            listener(name)
 
     def all_partitions(self) -> list[Partition]:
         return [p for topic in self.topics.values() for p in topic.partitions]
