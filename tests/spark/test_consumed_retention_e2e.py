@@ -131,3 +131,46 @@ def test_policy_deletes_what_spark_and_a_group_consumed(
     assert len(rows) == 60
     assert {(r.partition, r.offset) for r in rows} == {(p, o) for p in (0, 1) for o in range(30)}
     api.close()
+
+
+def test_pull_mode_follows_the_real_checkpoint(
+    spark: Any, emulator: Emulator, service: str, tmp_path: Path
+) -> None:
+    """No listener: the service reads the query's checkpoint itself (commits/ decides, not offsets/)."""
+    topic = f"inter.pull-{uuid.uuid4().hex[:8]}"
+    emulator.create_topic(topic, 2)
+    tokens = ClientCredentials(f"{service}/oauth/token", "etl", SECRET)
+    api = httpx.Client(base_url=service, headers={"Authorization": f"Bearer {tokens()}"}, timeout=10)
+    checkpoint = tmp_path / "checkpoint"
+    consumer = {"name": "puller", "kind": "spark", "checkpoint_location": checkpoint.as_uri()}
+    assert api.post("/v1/clusters/demo/consumers", json=consumer).status_code == 201
+    policy = {
+        "name": "pull",
+        "topics": {"names": [topic]},
+        "consumers": {"spark": ["puller"]},
+        "interval_seconds": 1,
+    }
+    assert api.post("/v1/clusters/demo/policies", json=policy).status_code == 201
+    runs = "/v1/clusters/demo/policies/pull/runs"
+    wait_until(lambda: api.get(runs).json()["items"], message="a first sweep")
+    first = api.get(runs).json()["items"][-1]
+    assert first["skip_counts"] == {"offset_query_failed": 2}, "no checkpoint yet: fail closed"
+
+    produce_wave(emulator, topic, 0)
+    (
+        spark.readStream.format("testkafka")
+        .option("bootstrap", emulator.bootstrap)
+        .option("topic", topic)
+        .load()
+        .writeStream.format("parquet")
+        .option("path", str(tmp_path / "sink"))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+        .awaitTermination(120)
+    )
+    wait_until(
+        lambda: log_start_offsets(emulator, topic) == {0: 10, 1: 10}, message="deleted what was committed"
+    )
+    assert spark.read.parquet(str(tmp_path / "sink")).count() == 20
+    api.close()
