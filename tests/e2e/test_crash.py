@@ -1,6 +1,10 @@
 """kill -9 the service in the middle of a 5,000-partition deletion, restart it: every partition reaches a
 terminal state, none is lost, none is sent with another offset than the one approved, the audit chain
-verifies. The service and the emulator run as real processes."""
+verifies. The service and the emulator run as real processes.
+
+The emulator's request log is the broker-side referee: every DeleteRecords the brokers received for a
+partition, before or after the kill, carried the offset stored at accept time (never -1, never the newer
+high watermark), and every partition was sent."""
 
 from __future__ import annotations
 
@@ -31,7 +35,8 @@ async def test_kill_9_mid_deletion_then_restart(kind: str, tmp_path: Path) -> No
         async with database_url(kind, tmp_path) as url:
             # Small batches and short leases: the kill lands between claims, and the dead instance's
             # leases expire quickly after the restart.
-            env = service_env(url, emulator.bootstrap, claim_batch="250", lease_seconds="2")
+            worker = {"claim_batch": "250", "lease_seconds": "2"}
+            env = service_env(url, emulator.bootstrap, client_id="before-kill", **worker)
             service = start_service(env, tmp_path)
             db = Database(url)
             try:
@@ -61,6 +66,7 @@ async def test_kill_9_mid_deletion_then_restart(kind: str, tmp_path: Path) -> No
                 assert at_kill.get("succeeded", 0) < PARTITIONS, at_kill
                 # New records after the kill: a resend of "-1" would now delete them too.
                 await produce(emulator.bootstrap, TOPIC, PARTITIONS, records=1)
+                env = service_env(url, emulator.bootstrap, client_id="after-restart", **worker)
                 service = start_service(env, tmp_path, workers_only=True)
                 assert await db.wait_status(deletion_id, {"succeeded"}, timeout_s=150) == "succeeded"
                 rows = await db.partitions(deletion_id)
@@ -73,6 +79,11 @@ async def test_kill_9_mid_deletion_then_restart(kind: str, tmp_path: Path) -> No
                 assert max(r.fence for r in rows) >= 2
                 assert len({r.lease_owner for r in rows}) == 2
                 assert await db.chain_ok()
+                sends = emulator.delete_records_sends(TOPIC)
+                resolved = {r.partition: r.resolved_offset for r in rows}
+                assert {s.partition for s in sends} == set(resolved)
+                assert [s for s in sends if s.offset != resolved[s.partition]] == []
+                assert {s.client_id for s in sends} == {"before-kill", "after-restart"}
             finally:
                 service.process.kill()
                 await db.close()

@@ -71,6 +71,19 @@ def spawn(args: list[str], env: dict[str, str], cwd: Path) -> Process:
     return Process(popen)
 
 
+@dataclass(frozen=True)
+class Send:
+    """One partition of one DeleteRecords request as the broker saw it; times are the emulator's
+    monotonic clock, ``answered`` is infinite for a request never answered."""
+
+    client_id: str | None
+    broker: int
+    partition: int
+    offset: int
+    received: float
+    answered: float
+
+
 @dataclass
 class Emulator:
     process: Process
@@ -86,6 +99,32 @@ class Emulator:
         return {
             p["partition"]: {r["log_start_offset"] for r in p["replica_states"].values()} for p in partitions
         }
+
+    def delete_records_sends(self, topic: str) -> list[Send]:
+        """Every partition of ``topic`` the brokers received in a DeleteRecords request, from the
+        emulator's request log (all pages; the log must not have dropped any request)."""
+        sends: list[Send] = []
+        after = 0
+        while True:
+            page = httpx.get(f"{self.control}/requests", params={"after": after}, timeout=30).json()
+            assert page["dropped"] == 0, "the emulator's request log overflowed"
+            for request in page["requests"]:
+                answered = request["answered"]
+                sends.extend(
+                    Send(
+                        request["client_id"],
+                        request["broker"],
+                        p["partition"],
+                        p["offset"],
+                        request["received"]["monotonic"],
+                        answered["monotonic"] if answered else float("inf"),
+                    )
+                    for p in request["partitions"]
+                    if p["topic"] == topic
+                )
+            if page["next_after"] is None:
+                return sends
+            after = page["next_after"]
 
     def fault(self, broker: int, api: str, *, delay_ms: float = 0, count: int = 1) -> None:
         body = {"broker": broker, "api": api, "delay_ms": delay_ms, "count": count}
@@ -138,9 +177,12 @@ async def database_url(kind: str, tmp_path: Path) -> AsyncIterator[str]:
         await admin.close()
 
 
-def service_env(db_url: str, bootstrap: str, **worker: str) -> dict[str, str]:
+def service_env(
+    db_url: str, bootstrap: str, *, client_id: str = "kafka-purge", **worker: str
+) -> dict[str, str]:
+    """``client_id`` is the service's Kafka client id, which the emulator's request log records."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
-    cluster = {"demo": {"bootstrap_servers": bootstrap, "request_timeout_ms": 10_000}}
+    cluster = {"demo": {"bootstrap_servers": bootstrap, "request_timeout_ms": 10_000, "client_id": client_id}}
     return {
         **env,
         "PYTHONPATH": str(ROOT),
