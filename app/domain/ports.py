@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 
-@dataclass(frozen=True, order=True)
-class TopicPartition:
+class TopicPartition(NamedTuple):
+    """A named tuple (as in Kafka's clients), not a dataclass: hashing runs in C, which matters when a
+    preview or sweep keys half a million offsets by partition (a dataclass hash is a Python call)."""
+
     topic: str
     partition: int
 
