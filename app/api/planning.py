@@ -17,11 +17,12 @@ from app.api.deps import Services
 from app.api.schemas.deletions import DeletionCreate
 from app.api.schemas.specs import spec_of, stored_spec
 from app.domain.impact import (
+    Cut,
     PartitionImpact,
     TopicTraits,
     UnconsumedGroup,
     is_compact_only,
-    partition_impact,
+    partition_impacts,
     predict_outcome,
     unconsumed_groups,
 )
@@ -153,7 +154,7 @@ async def assess(services: Services, request: DeletionCreate, plan: Plan, *, pre
         gateway.committed_offsets(cluster, group_ids, partitions),
         gateway.delete_records_versions(cluster) if leader_only else _empty(),
     )
-    impacts = []
+    cuts = []
     for tp in partitions:
         placement = plan.layouts[tp.topic].partitions.get(tp.partition)
         outcome = predict_outcome(
@@ -163,9 +164,8 @@ async def assess(services: Services, request: DeletionCreate, plan: Plan, *, pre
             leader_only=leader_only,
             leader_version=versions.get(placement.leader if placement else -1, -1),
         )
-        impacts.append(
-            partition_impact(tp, plan.resolved[tp], starts[tp], watermarks[tp], outcome, committed, {})
-        )
+        cuts.append(Cut(tp, plan.resolved[tp], starts[tp], watermarks[tp], outcome))
+    impacts = partition_impacts(cuts, committed, {})
     groups: dict[str, GroupInfo] = {}
     if preview:
         affected = sorted({g.group for i in impacts for g in i.groups})

@@ -9,8 +9,9 @@ watermark and skips the surviving records too (kafka-semantics §4), so any unre
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from app.domain.ports import GroupInfo, TopicPartition
 
@@ -45,8 +46,9 @@ def predict_outcome(
     return "NONE"
 
 
-@dataclass(frozen=True)
-class GroupImpact:
+class GroupImpact(NamedTuple):
+    """A named tuple: a preview of 10,000 partitions and 50 groups makes a quarter of a million."""
+
     group: str
     committed_offset: int
     unread_records: int
@@ -78,24 +80,46 @@ def partition_impact(
     committed: Mapping[str, Mapping[TopicPartition, int]],
     groups: Mapping[str, GroupInfo],
 ) -> PartitionImpact:
-    deleted = max(0, min(resolved, high_watermark) - log_start) if outcome == "NONE" else 0
-    affected: list[GroupImpact] = []
-    if deleted:
-        for group, offsets in committed.items():
-            position = offsets.get(tp)
-            if position is None or (count := unread(resolved, log_start, position)) == 0:
+    return partition_impacts([Cut(tp, resolved, log_start, high_watermark, outcome)], committed, groups)[0]
+
+
+class Cut(NamedTuple):
+    partition: TopicPartition
+    resolved: int
+    log_start: int
+    high_watermark: int
+    outcome: str
+
+
+def partition_impacts(
+    cuts: Sequence[Cut],
+    committed: Mapping[str, Mapping[TopicPartition, int]],
+    groups: Mapping[str, GroupInfo],
+) -> list[PartitionImpact]:
+    """``partition_impact`` of many partitions: one pass per group over the partitions that lose records
+    (the figures of ``unread`` inlined: this runs for every partition and group of a preview)."""
+    deleted = [
+        max(0, min(c.resolved, c.high_watermark) - c.log_start) if c.outcome == "NONE" else 0 for c in cuts
+    ]
+    losing = [(i, c.partition, c.resolved, c.log_start) for i, c in enumerate(cuts) if deleted[i]]
+    affected: list[list[GroupImpact]] = [[] for _ in cuts]
+    for group, offsets in committed.items():
+        if not offsets:
+            continue
+        get = offsets.get
+        info = groups.get(group)
+        state, active = (info.state, info.has_active_members) if info else ("Unknown", False)
+        for i, tp, resolved, log_start in losing:
+            position = get(tp)
+            if position is None:
                 continue
-            info = groups.get(group)
-            affected.append(
-                GroupImpact(
-                    group=group,
-                    committed_offset=position,
-                    unread_records=count,
-                    state=info.state if info else "Unknown",
-                    has_active_members=info.has_active_members if info else False,
-                )
-            )
-    return PartitionImpact(tp, resolved, log_start, high_watermark, deleted, outcome, tuple(affected))
+            count = resolved - (position if position > log_start else log_start)
+            if count > 0:
+                affected[i].append(GroupImpact(group, position, count, state, active))
+    return [
+        PartitionImpact(c.partition, c.resolved, c.log_start, c.high_watermark, d, c.outcome, tuple(a))
+        for c, d, a in zip(cuts, deleted, affected, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
