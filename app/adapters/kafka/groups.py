@@ -169,31 +169,45 @@ def _by_topic(partitions: Sequence[TopicPartition]) -> list[tuple[str, list[int]
     return [(name, sorted(parts)) for name, parts in sorted(topics.items())]
 
 
-def _interned(partitions: Sequence[TopicPartition]) -> dict[tuple[str, int], TopicPartition]:
-    """The caller's own partition objects by (topic, partition): answers for 10,000 partitions of 50
+Interned = Mapping[str, Mapping[int, TopicPartition]]
+
+
+def _interned(partitions: Sequence[TopicPartition]) -> dict[str, dict[int, TopicPartition]]:
+    """The caller's own partition objects by topic and index: answers for 10,000 partitions of 50
     groups then reuse them instead of building half a million new ones."""
-    return {(tp.topic, tp.partition): tp for tp in partitions}
+    known: dict[str, dict[int, TopicPartition]] = defaultdict(dict)
+    for tp in partitions:
+        known[tp.topic][tp.partition] = tp
+    return known
 
 
-def _committed(
-    group: str, answer: OffsetFetchAnswer, known: Mapping[tuple[str, int], TopicPartition]
-) -> dict[TopicPartition, int]:
-    top_error = error_name(answer.error_code)
-    if top_error in RETRIABLE:
-        raise _Retriable(f"OffsetFetch: {top_error}")
-    if top_error != "NONE":
-        raise GroupQueryFailed(f"OffsetFetch for group {group!r}: {top_error}")
-    for (topic, partition), (_, code) in answer.partitions.items():
+def _raise_error(group: str, topic: str, indexes: Sequence[int], errors: Sequence[int]) -> None:
+    for partition, code in zip(indexes, errors, strict=True):
         if code:
             error = error_name(code)
             if error in RETRIABLE:
                 raise _Retriable(f"OffsetFetch: {error}")
             raise GroupQueryFailed(f"OffsetFetch for group {group!r} on {topic}-{partition}: {error}")
-    return {  # -1: no committed offset there
-        known.get(key) or TopicPartition(*key): offset
-        for key, (offset, _) in answer.partitions.items()
-        if offset >= 0
-    }
+
+
+def _committed(group: str, answer: OffsetFetchAnswer, known: Interned) -> dict[TopicPartition, int]:
+    top_error = error_name(answer.error_code)
+    if top_error in RETRIABLE:
+        raise _Retriable(f"OffsetFetch: {top_error}")
+    if top_error != "NONE":
+        raise GroupQueryFailed(f"OffsetFetch for group {group!r}: {top_error}")
+    for topic, (indexes, _, errors) in answer.topics.items():
+        if errors.count(0) != len(errors):
+            _raise_error(group, topic, indexes, errors)
+    committed: dict[TopicPartition, int] = {}
+    for topic, (indexes, offsets, _) in answer.topics.items():
+        get = known.get(topic, {}).get
+        committed.update(  # -1: no committed offset there
+            (get(index) or TopicPartition(topic, index), offset)
+            for index, offset in zip(indexes, offsets, strict=True)
+            if offset >= 0
+        )
+    return committed
 
 
 async def committed_offsets(
@@ -213,7 +227,7 @@ async def _batch_on_coordinator(
     node: int,
     groups: list[str],
     topics: list[tuple[str, list[int]]],
-    known: Mapping[tuple[str, int], TopicPartition],
+    known: Interned,
 ) -> tuple[dict[str, dict[TopicPartition, int]], list[str]]:
     """OffsetFetch v8 for all ``groups`` of one coordinator; the groups to ask one by one come back
     second (the broker has no v8, or the group's coordinator moved)."""

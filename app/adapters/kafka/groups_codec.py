@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 from io import BytesIO
 from typing import Any
 
@@ -60,33 +61,53 @@ class DescribeGroupsBatch(Request[_DescribeGroupsStruct]):  # type: ignore[misc]
         return request_struct_class(self.groups)
 
 
+# One topic of an answer: partition indexes, committed offsets, error codes (same order)
+Block = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
 @dataclass(frozen=True)
 class OffsetFetchAnswer:
     error_code: int
-    # (topic, partition) -> (committed offset, error code)
-    partitions: dict[tuple[str, int], tuple[int, int]]
+    topics: dict[str, Block]
+
+    @property
+    def partitions(self) -> dict[tuple[str, int], tuple[int, int]]:
+        """(topic, partition) -> (committed offset, error code)."""
+        return {
+            (topic, index): (offset, error)
+            for topic, (indexes, offsets, errors) in self.topics.items()
+            for index, offset, error in zip(indexes, offsets, errors, strict=True)
+        }
+
+
+def _add(topics: dict[str, Block], name: str, block: Block) -> None:
+    if name in topics:  # the same topic twice: keep both parts
+        block = tuple(a + b for a, b in zip(topics[name], block, strict=True))  # type: ignore[assignment]
+    topics[name] = block
 
 
 def decode_offset_fetch(buf: bytes, pos: int, version: int) -> OffsetFetchAnswer:
     try:
         if version >= 3:
             pos += 4  # ThrottleTimeMs
-        partitions: dict[tuple[str, int], tuple[int, int]] = {}
-        (topics,) = _INT32.unpack_from(buf, pos)
+        topics: dict[str, Block] = {}
+        (count_topics,) = _INT32.unpack_from(buf, pos)
         pos += 4
-        for _ in range(max(topics, 0)):
+        for _ in range(max(count_topics, 0)):
             (length,) = _INT16.unpack_from(buf, pos)
             name = buf[pos + 2 : pos + 2 + length].decode()
             pos += 2 + max(length, 0)
             (count,) = _INT32.unpack_from(buf, pos)
             pos += 4
+            entries = []
             for _ in range(max(count, 0)):
                 index, offset = _PARTITION_HEAD.unpack_from(buf, pos)
                 (meta,) = _INT16.unpack_from(buf, pos + 12)
                 pos += 14 + max(meta, 0)
                 (error,) = _PARTITION_TAIL.unpack_from(buf, pos)
                 pos += 2
-                partitions[name, index] = (offset, error)
+                entries.append((index, offset, error))
+            _add(topics, name, _columns(entries))
         error_code = 0
         if version >= 2:
             (error_code,) = _INT16.unpack_from(buf, pos)
@@ -95,7 +116,14 @@ def decode_offset_fetch(buf: bytes, pos: int, version: int) -> OffsetFetchAnswer
         raise ValueError(f"OffsetFetch response truncated: {exc}") from exc
     if pos != len(buf):
         raise ValueError(f"OffsetFetch response has {len(buf) - pos} unread bytes")
-    return OffsetFetchAnswer(error_code, partitions)
+    return OffsetFetchAnswer(error_code, topics)
+
+
+def _columns(entries: list[tuple[int, int, int]]) -> Block:
+    if not entries:
+        return (), (), ()
+    indexes, offsets, errors = zip(*entries, strict=True)
+    return indexes, offsets, errors
 
 
 def _response_type(version: int) -> type:
@@ -172,8 +200,8 @@ class _Flexible:
 
 
 _V8_PARTITION = struct.Struct(">iqi")  # PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-# ... then Metadata as "" (length byte 1), ErrorCode, no tagged fields (0): what brokers usually send
-_V8_USUAL = struct.Struct(">iqiBhB")
+# ... then Metadata as "" (length byte 1), ErrorCode, no tagged fields (0): what brokers usually send,
+# i.e. "iqiBhB" per partition (see _usual_block)
 
 
 @dataclass(frozen=True)
@@ -181,29 +209,45 @@ class GroupsOffsetAnswer:
     groups: dict[str, OffsetFetchAnswer]
 
 
+@lru_cache(maxsize=64)
+def _usual_block(count: int) -> struct.Struct:
+    return struct.Struct(">" + "iqiBhB" * count)
+
+
+def _v8_partitions(reader: _Flexible, count: int) -> Block:
+    """A topic's partitions: all of them with one unpack when every entry has the usual form (empty
+    metadata, no tagged fields; checked on every entry), else entry by entry."""
+    buf, start = reader.buf, reader.pos
+    block = _usual_block(count)
+    if start + block.size <= len(buf):
+        flat = block.unpack_from(buf, start)
+        if flat[3::6].count(1) == count and flat[5::6].count(0) == count:
+            reader.pos = start + block.size
+            return flat[0::6], flat[1::6], flat[4::6]
+    entries = []
+    for _ in range(count):
+        index, offset, _epoch = _V8_PARTITION.unpack_from(buf, reader.pos)
+        reader.pos += _V8_PARTITION.size
+        length = max(reader.uvarint() - 1, 0)  # Metadata (compact nullable string), skipped; read first:
+        reader.pos += length  # ``pos += uvarint()`` would add to the old position
+        (error,) = _INT16.unpack_from(buf, reader.pos)
+        reader.pos += 2
+        reader.skip_tags()
+        entries.append((index, offset, error))
+    return _columns(entries)
+
+
 def _decode_v8_group(reader: _Flexible) -> tuple[str, OffsetFetchAnswer]:
-    buf = reader.buf
     group = reader.string()
-    partitions: dict[tuple[str, int], tuple[int, int]] = {}
+    topics: dict[str, Block] = {}
     for _ in range(max(reader.uvarint() - 1, 0)):
         name = reader.string()
-        for _ in range(max(reader.uvarint() - 1, 0)):
-            index, offset, _epoch, metadata, error, tags = _V8_USUAL.unpack_from(buf, reader.pos)
-            if metadata == 1 and tags == 0:  # empty metadata, no tagged fields: one unpack
-                reader.pos += _V8_USUAL.size
-            else:
-                reader.pos += _V8_PARTITION.size
-                length = max(reader.uvarint() - 1, 0)  # Metadata (compact nullable string), skipped
-                reader.pos += length
-                (error,) = _INT16.unpack_from(buf, reader.pos)
-                reader.pos += 2
-                reader.skip_tags()
-            partitions[name, index] = (offset, error)
+        _add(topics, name, _v8_partitions(reader, max(reader.uvarint() - 1, 0)))
         reader.skip_tags()
-    (error_code,) = _INT16.unpack_from(buf, reader.pos)
+    (error_code,) = _INT16.unpack_from(reader.buf, reader.pos)
     reader.pos += 2
     reader.skip_tags()
-    return group, OffsetFetchAnswer(error_code, partitions)
+    return group, OffsetFetchAnswer(error_code, topics)
 
 
 def decode_offset_fetch_v8(buf: bytes, pos: int) -> GroupsOffsetAnswer:
