@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import logging
+import os
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
     mode = serve.add_mutually_exclusive_group()
     mode.add_argument("--api-only", action="store_true", help="serve HTTP without running the executor")
     mode.add_argument("--workers-only", action="store_true", help="run the executor without HTTP")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="HTTP worker processes sharing the port, each with its own executor (default 1)",
+    )
+    serve.add_argument(
+        "--access-log", action="store_true", help="log every HTTP request (off by default: it costs CPU)"
+    )
     serve.set_defaults(handler=command_serve)
 
     migrate = commands.add_parser("migrate", help="upgrade the database schema to the newest revision")
@@ -77,7 +88,8 @@ def command_serve(args: argparse.Namespace) -> int:
         asyncio.run(run_workers(settings))
     else:
         sock = bind_socket(args.host, args.port)
-        asyncio.run(run_http(settings, sock, start_executor=not args.api_only))
+        server = make_server(settings, start_executor=not args.api_only, access_log=args.access_log)
+        serve_forked(server, sock, max(1, args.workers), start_executor=not args.api_only)
     return 0
 
 
@@ -117,7 +129,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def make_server(settings: Settings, *, start_executor: bool = True) -> uvicorn.Server:
+def make_server(
+    settings: Settings, *, start_executor: bool = True, access_log: bool = False
+) -> uvicorn.Server:
     from app.main import create_app
 
     app = create_app(settings, run_executor=start_executor)
@@ -127,16 +141,66 @@ def make_server(settings: Settings, *, start_executor: bool = True) -> uvicorn.S
         proxy_headers=False,
         server_header=False,
         log_config=None,
+        access_log=access_log,
         lifespan="on",
         timeout_graceful_shutdown=10,
     )
     return uvicorn.Server(config)
 
 
-async def run_http(settings: Settings, sock: socket.socket, *, start_executor: bool = True) -> None:
-    server = make_server(settings, start_executor=start_executor)
+def serve_forked(
+    server: uvicorn.Server, sock: socket.socket, workers: int, *, start_executor: bool = True
+) -> None:
+    """Serves ``sock`` from this process and ``workers - 1`` forked copies (the kernel spreads the
+    connections). The app is built before forking, so every worker trusts the same dev issuer key; each
+    runs its own lifespan (engine, Kafka clients, an executor with its own instance id: leases and
+    fences make executors in several processes safe). Children end with the parent."""
+    children = []
+    for _ in range(workers - 1):
+        pid = os.fork()
+        if pid == 0:
+            _die_with_parent()
+            try:
+                run_uvloop(run_http(server, sock, start_executor=start_executor))
+            finally:
+                os._exit(0)
+        children.append(pid)
+    try:
+        run_uvloop(run_http(server, sock, start_executor=start_executor))
+    finally:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for pid in children:
+            os.waitpid(pid, 0)
+
+
+def _die_with_parent() -> None:
+    """Linux: a forked worker gets SIGTERM when the parent dies (even by kill -9)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def run_uvloop(main: Coroutine[Any, Any, None]) -> None:
+    """uvloop's event loop when installed (it is a dependency of uvicorn[standard]): cheaper I/O."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+        return
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main)
+
+
+async def run_http(server: uvicorn.Server, sock: socket.socket, *, start_executor: bool = True) -> None:
     host, port = sock.getsockname()[:2]
-    log.info("serving HTTP on %s:%d (executor %s)", host, port, "on" if start_executor else "off")
+    log.info(
+        "serving HTTP on %s:%d (executor %s, pid %d)",
+        host,
+        port,
+        "on" if start_executor else "off",
+        os.getpid(),
+    )
     with benign_signals():
         await server.serve(sockets=[sock])
 
