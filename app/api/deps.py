@@ -114,7 +114,9 @@ class Services:
     acl_sources: AclSources | None = None
 
 
-def get_services(request: Request) -> Services:
+# The small dependencies are coroutines on purpose: FastAPI runs a plain ``def`` dependency in a worker
+# thread, and that hop cost more than the rest of a GET.
+async def get_services(request: Request) -> Services:
     services: Services = request.app.state.services
     return services
 
@@ -125,11 +127,11 @@ async def get_session(services: Annotated[Services, Depends(get_services)]) -> A
         yield session
 
 
-def get_request_id(request: Request) -> str:
+async def get_request_id(request: Request) -> str:
     return request_id_of(request.scope) or ""
 
 
-def get_authorization(services: Annotated[Services, Depends(get_services)]) -> Authorization:
+async def get_authorization(services: Annotated[Services, Depends(get_services)]) -> Authorization:
     return services.authorization
 
 
