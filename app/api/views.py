@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -78,7 +79,12 @@ def accepted_deletion_read(deletion: Deletion, planned: Sequence[repo.PlannedPar
 
 async def deletion_read(session: AsyncSession, deletion: Deletion, partition_limit: int) -> DeletionRead:
     rows = await repo.list_partitions(session, deletion.id, limit=partition_limit)
-    counts = await repo.status_counts(session, deletion.id)
+    # A deletion's partitions are all inserted with it: when the page holds all of them, count them
+    # here instead of asking the database a second time.
+    if len(rows) == deletion.partition_count:
+        counts = dict(Counter(PartitionStatus(row.status) for row in rows))
+    else:
+        counts = await repo.status_counts(session, deletion.id)
     summary = deletion_summary(deletion)
     return DeletionRead(
         **summary.model_dump(),
