@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain, repeat
+from typing import Any, cast
 
-from sqlalchemy import and_, exists, func, insert, or_, select, tuple_, update
+from sqlalchemy import Table, and_, exists, func, insert, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition
+
+# Below this many partitions a plain multi-row INSERT is cheaper than COPY's extra round trip.
+COPY_MIN_ROWS = 200
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,27 @@ async def create_deletion(
         }
         for p in partitions
     ]
-    await session.execute(insert(PartitionDeletion), rows)
+    await _insert_partitions(session, rows)
+
+
+async def _insert_partitions(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    """Core INSERT (no ORM bookkeeping); on PostgreSQL a large request goes through COPY, inside the
+    same transaction: 10,000 rows take a few tens of milliseconds instead of most of a second."""
+    connection = await session.connection()
+    if connection.dialect.name != "postgresql" or len(rows) < COPY_MIN_ROWS:
+        await session.execute(insert(cast(Table, PartitionDeletion.__table__)), rows)
+        return
+    columns = list(rows[0])
+    # asyncpg's json codec takes the JSON text.
+    records = [tuple(_copy_value(name, value) for name, value in row.items()) for row in rows]
+    raw = await connection.get_raw_connection()
+    await raw.driver_connection.copy_records_to_table(  # type: ignore[union-attr]
+        PartitionDeletion.__tablename__, records=records, columns=columns
+    )
+
+
+def _copy_value(name: str, value: object) -> object:
+    return json.dumps(value) if name == "spec" and value is not None else value
 
 
 async def get_deletion(session: AsyncSession, deletion_id: str) -> Deletion | None:
