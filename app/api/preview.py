@@ -20,6 +20,7 @@ from app.api.planning import Assessment, Plan, assess, plan_request, refuse_unto
 from app.api.schemas.deletions import DeletionCreate
 from app.audit import append_event, canonical_json
 from app.auth import Principal
+from app.collection import collection_paused
 from app.domain.impact import PartitionImpact, unconsumed_groups
 from app.domain.ports import TopicPartition
 from app.domain.timestamps import WINDOW, judge_cut, sample_start
@@ -120,6 +121,13 @@ async def preview_deletion(
     services: Services, request: DeletionCreate, *, principal: Principal, request_id: str
 ) -> bytes:
     """The preview as JSON bytes (``DeletionPreview``), after auditing it."""
+    with collection_paused():
+        return await _preview(services, request, principal=principal, request_id=request_id)
+
+
+async def _preview(
+    services: Services, request: DeletionCreate, *, principal: Principal, request_id: str
+) -> bytes:
     if not services.gateway.has_cluster(request.cluster):
         raise NotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})

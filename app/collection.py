@@ -1,0 +1,33 @@
+"""Pausing Python's cyclic garbage collector while a large preview is computed.
+
+A preview of 10,000 partitions and 50 consumer groups allocates about a million short-lived objects
+(decoded offsets, impacts, the JSON-ready answer) and keeps a few hundred thousand of them until the
+answer is sent. None of them form reference cycles, so reference counting frees them all; the cyclic
+collector would only run several full collections over the whole heap meanwhile, which measured at
+about 0.5 s of CPU per preview (40 % of the service's work). Concurrent callers share one pause: the
+collector is enabled again when the last of them finishes, unless it was disabled before the first.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_holders = 0
+_was_enabled = False
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    global _holders, _was_enabled
+    if _holders == 0:
+        _was_enabled = gc.isenabled()
+        gc.disable()
+    _holders += 1
+    try:
+        yield
+    finally:
+        _holders -= 1
+        if _holders == 0 and _was_enabled:
+            gc.enable()
