@@ -2,9 +2,10 @@
 
 In order, inside one write transaction: lock the affected deletions (id order), write every row this
 worker still holds with the fence it claimed (one statement on PostgreSQL, one executemany on SQLite),
-append one ``deletion.partition_failed`` event per failed partition, then roll each
-deletion's status up from per-status counts and, when it becomes terminal, append a
-``deletion.completed`` event listing every partition's outcome. A stale worker's rows are skipped and
+roll each deletion's status up from per-status counts (one query for all), then append one
+``deletion.partition_failed`` event per failed partition and, for each deletion that became terminal, a
+``deletion.completed`` event listing every partition's outcome. The events come last because the first
+one locks the audit head until commit. A stale worker's rows are skipped and
 counted, never written.
 """
 
@@ -14,6 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -55,13 +57,20 @@ async def apply_updates(
         written = await repo.write_updates(session, updates, owner=owner, now=now)
         fresh = [u for u in updates if u.id in written]
         result.stale = len(updates) - len(fresh)
+        result.applied.update(u.status for u in fresh)
+        completed = await _roll_up(session, sorted({claims[u.id].deletion_id for u in fresh}), before, now)
+        outcomes = await repo.partition_outcomes(session, list(completed)) if completed else {}
+        # The first append locks the audit head until commit, which every other appender (each accepted
+        # request) waits for: append last, after all other statements.
         for update in fresh:
-            result.applied[update.status] += 1
             if update.status is PartitionStatus.FAILED:
                 await _audit_failure(session, claims[update.id], update, owner)
-        for deletion_id in sorted({claims[u.id].deletion_id for u in fresh}):
-            if await _roll_up(session, claims, deletion_id, before[deletion_id], now, owner):
-                result.completed.append(deletion_id)
+        samples = {claim.deletion_id: claim for claim in claims.values()}
+        for deletion_id, (status, counts) in completed.items():
+            await _audit_completion(
+                session, samples[deletion_id], status, counts, outcomes[deletion_id], owner
+            )
+            result.completed.append(deletion_id)
     return result
 
 
@@ -90,23 +99,31 @@ async def _audit_failure(session: AsyncSession, claim: Claim, update: PartitionU
 
 
 async def _roll_up(
+    session: AsyncSession, deletion_ids: Sequence[str], previous: Mapping[str, str], now: datetime
+) -> dict[str, tuple[DeletionStatus, dict[PartitionStatus, int]]]:
+    """Recompute each deletion's status; those that just became terminal, with their counts."""
+    completed: dict[str, tuple[DeletionStatus, dict[PartitionStatus, int]]] = {}
+    all_counts = await repo.status_counts(session, deletion_ids) if deletion_ids else {}
+    for deletion_id in deletion_ids:
+        counts = all_counts[deletion_id]
+        status = overall_status(Counter(counts).elements())
+        if status.value == previous[deletion_id]:
+            continue
+        finished = status in TERMINAL_DELETION
+        await repo.set_deletion_status(session, deletion_id, status.value, now=now, finished=finished)
+        if finished and DeletionStatus(previous[deletion_id]) not in TERMINAL_DELETION:
+            completed[deletion_id] = (status, counts)
+    return completed
+
+
+async def _audit_completion(
     session: AsyncSession,
-    claims: Mapping[int, Claim],
-    deletion_id: str,
-    previous: str,
-    now: datetime,
+    sample: Claim,
+    status: DeletionStatus,
+    counts: Mapping[PartitionStatus, int],
+    outcomes: list[dict[str, Any]],
     owner: str,
-) -> bool:
-    """Recompute the deletion's status; True when it just became terminal (and was audited)."""
-    counts = await repo.status_counts(session, deletion_id)
-    status = overall_status(Counter(counts).elements())
-    if status.value == previous:
-        return False
-    finished = status in TERMINAL_DELETION
-    await repo.set_deletion_status(session, deletion_id, status.value, now=now, finished=finished)
-    if not finished or DeletionStatus(previous) in TERMINAL_DELETION:
-        return False
-    sample = next(c for c in claims.values() if c.deletion_id == deletion_id)
+) -> None:
     await append_event(
         session,
         action="deletion.completed",
@@ -114,12 +131,11 @@ async def _roll_up(
         client_host=None,
         request_id=sample.request_id,
         cluster=sample.cluster,
-        deletion_id=deletion_id,
+        deletion_id=sample.deletion_id,
         details={
             "status": status.value,
             "counts": {s.value: n for s, n in sorted(counts.items())},
             "worker": owner,
-            "partitions": await repo.partition_outcomes(session, deletion_id),
+            "partitions": outcomes,
         },
     )
-    return True

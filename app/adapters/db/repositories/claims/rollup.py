@@ -29,9 +29,19 @@ async def lock_deletions(session: AsyncSession, deletion_ids: Sequence[str]) -> 
     return {row.id: row.status for row in (await session.execute(stmt)).all()}
 
 
-async def status_counts(session: AsyncSession, deletion_id: str) -> dict[PartitionStatus, int]:
-    stmt = select(PD.c.status, func.count()).where(PD.c.deletion_id == deletion_id).group_by(PD.c.status)
-    return {PartitionStatus(status): count for status, count in (await session.execute(stmt)).all()}
+async def status_counts(
+    session: AsyncSession, deletion_ids: Sequence[str]
+) -> dict[str, dict[PartitionStatus, int]]:
+    """Per deletion, how many of its partitions are in each status (one query for all of them)."""
+    stmt = (
+        select(PD.c.deletion_id, PD.c.status, func.count())
+        .where(PD.c.deletion_id.in_(sorted(deletion_ids)))
+        .group_by(PD.c.deletion_id, PD.c.status)
+    )
+    counts: dict[str, dict[PartitionStatus, int]] = {deletion_id: {} for deletion_id in deletion_ids}
+    for deletion_id, status, count in (await session.execute(stmt)).all():
+        counts[deletion_id][PartitionStatus(status)] = count
+    return counts
 
 
 async def set_deletion_status(
@@ -45,25 +55,34 @@ async def set_deletion_status(
     )
 
 
-async def partition_outcomes(session: AsyncSession, deletion_id: str) -> list[dict[str, Any]]:
-    """Every partition's outcome, for the completion summary (read once per deletion)."""
+OUTCOME_COLUMNS = (
+    PD.c.topic,
+    PD.c.partition,
+    PD.c.resolved_offset,
+    PD.c.status,
+    PD.c.low_watermark,
+    PD.c.leader_log_start_offset,
+    PD.c.error_code,
+    PD.c.attempts,
+    PD.c.fence,
+    PD.c.lease_owner.label("worker"),
+)
+
+
+async def partition_outcomes(
+    session: AsyncSession, deletion_ids: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Every partition's outcome per deletion, for the completion summaries (one query for all)."""
     stmt = (
-        select(
-            PD.c.topic,
-            PD.c.partition,
-            PD.c.resolved_offset,
-            PD.c.status,
-            PD.c.low_watermark,
-            PD.c.leader_log_start_offset,
-            PD.c.error_code,
-            PD.c.attempts,
-            PD.c.fence,
-            PD.c.lease_owner.label("worker"),
-        )
-        .where(PD.c.deletion_id == deletion_id)
-        .order_by(PD.c.topic, PD.c.partition)
+        select(PD.c.deletion_id, *OUTCOME_COLUMNS)
+        .where(PD.c.deletion_id.in_(sorted(deletion_ids)))
+        .order_by(PD.c.deletion_id, PD.c.topic, PD.c.partition)
     )
-    return [dict(row._mapping) for row in (await session.execute(stmt)).all()]
+    keys = [column.key for column in OUTCOME_COLUMNS]
+    outcomes: dict[str, list[dict[str, Any]]] = {deletion_id: [] for deletion_id in deletion_ids}
+    for row in (await session.execute(stmt)).all():
+        outcomes[row[0]].append(dict(zip(keys, row[1:], strict=True)))
+    return outcomes
 
 
 async def mark_started(session: AsyncSession, deletion_ids: Sequence[str], *, now: datetime) -> None:
