@@ -1,0 +1,70 @@
+"""The preview's partitions written as JSON text directly are byte for byte what canonical_json makes
+of the same content: names with quotes, backslashes, control and non-ASCII characters, time cuts with
+and without sampled records, no groups and many."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.api.planning import Assessment, Plan
+from app.api.preview import _cut_time, _object_json, _partitions_json
+from app.audit import canonical_json
+from app.domain.impact import GroupImpact, PartitionImpact
+from app.domain.offsets import OffsetSpec, PlannedCut
+from app.domain.ports import TimeOffset, TopicPartition
+
+NAMES = ["billing", 'quo"te', "back\\slash", "tab\there", "grüße-日本", "emoji-\U0001f600", "ctl-\x01"]
+
+
+def _preview() -> tuple[Plan, Assessment, dict[TopicPartition, list[tuple[int, int]]]]:
+    cuts, impacts, times, samples = [], [], {}, {}
+    specs: list[dict[str, object]] = [{"offset": 5}, {"before": "2026-11-20T00:00:00Z", "before_ms": 9}]
+    for i, topic in enumerate(NAMES):
+        for partition in range(3):
+            tp = TopicPartition(topic, partition)
+            timed = (i + partition) % 2 == 1
+            spec = OffsetSpec(before_ms=1_700_000_000_000) if timed else OffsetSpec(offset=5)
+            cuts.append(PlannedCut(1 if timed else 0, tp, spec))
+            times[tp] = TimeOffset(offset=4 if partition else -1, timestamp=1_700_000_000_123)
+            if partition == 2:
+                samples[tp] = [(3, 1_699_999_999_000), (4, 1_700_000_000_500)]
+            groups = tuple(
+                GroupImpact(name, partition, 5 - partition, "Empty", False) for name in NAMES[: i + partition]
+            )
+            outcome = "NONE" if partition else "POLICY_VIOLATION"
+            impacts.append(PartitionImpact(tp, 5, 0, 20, 5 if partition else 0, outcome, groups))
+    plan = Plan(cuts, {}, specs, {}, times, {})
+    return plan, Assessment(impacts, {}), samples
+
+
+def _as_dicts(plan: Plan, assessment: Assessment, samples: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "topic": impact.partition.topic,
+            "partition": impact.partition.partition,
+            "spec": plan.specs[cut.index],
+            "resolved_offset": impact.resolved_offset,
+            "log_start_offset": impact.log_start_offset,
+            "high_watermark": impact.high_watermark,
+            "records_deleted": impact.records_deleted,
+            "predicted_outcome": impact.predicted_outcome,
+            "unconsumed_groups": [
+                {"group": g.group, "committed_offset": g.committed_offset, "unread_records": g.unread_records}
+                for g in impact.groups
+            ],
+            "cut_time": _cut_time(plan, impact, cut.spec.before_ms, samples),
+        }
+        for cut, impact in zip(plan.cuts, assessment.impacts, strict=True)
+    ]
+
+
+def test_partitions_text_is_canonical_json() -> None:
+    plan, assessment, samples = _preview()
+    assert _partitions_json(plan, assessment, samples) == canonical_json(_as_dicts(plan, assessment, samples))
+
+
+def test_object_from_encoded_members_is_canonical_json() -> None:
+    content: dict[str, Any] = {name: [i, {"b": name, "a": None}] for i, name in enumerate(NAMES)}
+    content["partition_count"] = 3
+    members = {key: canonical_json(value) for key, value in content.items()}
+    assert _object_json(members) == canonical_json(content)
