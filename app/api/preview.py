@@ -21,7 +21,7 @@ from app.api.schemas.deletions import DeletionCreate
 from app.audit import append_event, canonical_json
 from app.auth import Principal
 from app.collection import collection_paused
-from app.domain.impact import PartitionImpact, unconsumed_groups
+from app.domain.impact import PartitionImpact, UnconsumedGroup, unconsumed_groups
 from app.domain.ports import TopicPartition
 from app.domain.timestamps import WINDOW, judge_cut, sample_start
 from app.errors import NotFound, PurgeError
@@ -108,19 +108,20 @@ def _object_json(members: Mapping[str, str]) -> str:
     return "{" + ",".join(f"{canonical_json(k)}:{v}" for k, v in sorted(members.items())) + "}"
 
 
-def _refusals(request: DeletionCreate, plan: Plan, assessment: Assessment) -> list[str]:
+def _refusals(request: DeletionCreate, plan: Plan, every_group: list[UnconsumedGroup]) -> list[str]:
     refusals = []
     try:
         refuse_untouchable(plan)
     except PurgeError as exc:
         refusals.append(exc.detail)
-    behind = unconsumed_groups(assessment.impacts, request.ignore_groups)
+    ignored = set(request.ignore_groups)
+    behind = [g for g in every_group if g.group not in ignored]
     if behind and not request.allow_unconsumed:
         refusals.append(f"{len(behind)} consumer group(s) have not read records this deletion removes")
     return refusals
 
 
-def _summary(assessment: Assessment) -> list[dict[str, Any]]:
+def _summary(assessment: Assessment, every_group: list[UnconsumedGroup]) -> list[dict[str, Any]]:
     groups = assessment.groups
     return [
         {
@@ -130,7 +131,7 @@ def _summary(assessment: Assessment) -> list[dict[str, Any]]:
             "state": groups[g.group].state if g.group in groups else "Unknown",
             "has_active_members": groups[g.group].has_active_members if g.group in groups else False,
         }
-        for g in unconsumed_groups(assessment.impacts, ())
+        for g in every_group
     ]
 
 
@@ -154,8 +155,9 @@ async def _preview(
     plan = await plan_request(services, request)
     assessment = await assess(services, request, plan, preview=True)
     samples = await _samples(services, request.cluster, plan, assessment)
-    refusals = _refusals(request, plan, assessment)
-    summary = _summary(assessment)
+    every_group = unconsumed_groups(assessment.impacts, ())
+    refusals = _refusals(request, plan, every_group)
+    summary = _summary(assessment, every_group)
     content = {
         "dry_run": True,
         "cluster": request.cluster,

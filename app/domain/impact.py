@@ -132,12 +132,12 @@ class UnconsumedGroup:
 def unconsumed_groups(impacts: Iterable[PartitionImpact], ignore: Iterable[str]) -> list[UnconsumedGroup]:
     """Per group (except ``ignore``), the records it has not read that the deletion would remove."""
     skipped = set(ignore)
-    totals: dict[str, list[int]] = {}
+    records: dict[str, int] = {}
+    partitions: dict[str, int] = {}
     for impact in impacts:
-        for g in impact.groups:
-            if g.group in skipped:
+        for group, _, unread_records, _, _ in impact.groups:  # unpacked: a preview has 250,000
+            if group in skipped:
                 continue
-            total = totals.setdefault(g.group, [0, 0])
-            total[0] += g.unread_records
-            total[1] += 1
-    return [UnconsumedGroup(group, records, parts) for group, (records, parts) in sorted(totals.items())]
+            records[group] = records.get(group, 0) + unread_records
+            partitions[group] = partitions.get(group, 0) + 1
+    return [UnconsumedGroup(group, records[group], partitions[group]) for group in sorted(records)]
