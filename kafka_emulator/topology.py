@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]
+import yaml
 
 _CLUSTER_KEYS: dict[str, type | tuple[type, ...]] = {
     "brokers": int,
