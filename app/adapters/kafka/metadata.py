@@ -7,9 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from aiokafka.protocol.offset import OffsetRequest
-
 from app.adapters.kafka.errors import error_name
+from app.adapters.kafka.list_offsets import ListOffsetsRequest, read_answer
 from app.domain.ports import PartitionOutcome, TopicPartition
 
 LATEST = -1
@@ -72,19 +71,19 @@ def list_offsets_request(partitions: Iterable[TopicPartition], timestamp: int) -
     for tp in partitions:
         by_topic[tp.topic].append((tp.partition, timestamp))
     topics = [(name, sorted(parts)) for name, parts in sorted(by_topic.items())]
-    return OffsetRequest(_CONSUMER_REPLICA_ID, _READ_UNCOMMITTED, topics)
+    return ListOffsetsRequest(_CONSUMER_REPLICA_ID, _READ_UNCOMMITTED, topics)
 
 
 def read_list_offsets(response: Any) -> dict[TopicPartition, tuple[str, int]]:
     """Every partition of a ListOffsets response: (error name, offset)."""
-    version = int(response.API_VERSION)
     results: dict[TopicPartition, tuple[str, int]] = {}
-    for topic, partitions in response.topics:
-        for part in partitions:
-            if version == 0:
-                offsets = part[2]
-                offset = int(offsets[0]) if offsets else -1
-            else:
-                offset = int(part[3])
-            results[TopicPartition(str(topic), int(part[0]))] = (error_name(int(part[1])), offset)
+    names: dict[int, str] = {}
+    for topic, parts in read_answer(response).topics.items():
+        for indexes, errors, offsets in parts:
+            for code in set(errors) - names.keys():
+                names[code] = error_name(code)
+            results.update(
+                (TopicPartition(topic, index), (names[code], offset))
+                for index, code, offset in zip(indexes, errors, offsets, strict=True)
+            )
     return results
