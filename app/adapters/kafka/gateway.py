@@ -49,6 +49,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
         self._settings = dict(clusters)
         self._clients: dict[str, ClusterClient] = {}
         self._locks = {name: asyncio.Lock() for name in self._settings}
+        self._pending: dict[tuple[str, tuple[str, ...]], asyncio.Future[tuple[ClusterClient, Metadata]]] = {}
 
     def has_cluster(self, cluster: str) -> bool:
         return cluster in self._settings
@@ -72,11 +73,31 @@ class KafkaClusters(ClusterInspection, TopicListing):
             return client
 
     async def _metadata(self, cluster: str, topics: Sequence[str]) -> tuple[ClusterClient, Metadata]:
-        """Fresh metadata; a client that reaches no broker any more is dropped, so the next call
-        bootstraps again (the cluster may have come back elsewhere)."""
+        """Fresh metadata. Callers asking for the same topics while a request is in flight share its
+        answer (a preview reads log start offsets and high watermarks at once: one Metadata of 10,000
+        partitions instead of two); the answer is as fresh as if each had asked."""
+        key = (cluster, tuple(sorted(set(topics))))
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._fresh_metadata(cluster, list(key[1])))
+            self._pending[key] = pending
+            pending.add_done_callback(lambda done: self._settled(key, done))
+        return await asyncio.shield(pending)
+
+    def _settled(
+        self, key: tuple[str, tuple[str, ...]], done: asyncio.Future[tuple[ClusterClient, Metadata]]
+    ) -> None:
+        if self._pending.get(key) is done:
+            del self._pending[key]
+        if not done.cancelled():
+            done.exception()  # retrieved here too: every waiter may have been cancelled meanwhile
+
+    async def _fresh_metadata(self, cluster: str, topics: list[str]) -> tuple[ClusterClient, Metadata]:
+        """A client that reaches no broker any more is dropped, so the next call bootstraps again (the
+        cluster may have come back elsewhere)."""
         client = await self._client(cluster)
         try:
-            return client, await client.metadata(sorted(set(topics)))
+            return client, await client.metadata(topics)
         except ClusterUnreachable:
             if self._clients.get(cluster) is client:
                 del self._clients[cluster]
