@@ -4,7 +4,8 @@ The emulator runs as its own process (3 brokers, one 10,000-partition topic with
 partition); 50 groups commit offsets on every partition (positions spread 0-19, so most groups are
 behind the cut somewhere). The service runs in this process (ASGI transport, SQLite), so the figure is
 the service's own work: metadata, ListOffsets, ListGroups on every broker, one OffsetFetch v8 per
-coordinator (all of its groups), DescribeGroups of the affected groups, the impact computation, the audit event and the JSON response.
+coordinator (all of its groups), DescribeGroups of the affected groups, the impact computation, the
+audit event and the JSON response.
 Target: under 2 s per preview.
 """
 
