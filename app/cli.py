@@ -206,10 +206,10 @@ async def run_http(server: uvicorn.Server, sock: socket.socket, *, start_executo
 
 
 async def run_workers(settings: Settings) -> None:
-    """The executor alone, until SIGINT or SIGTERM."""
+    """The executor and the retention scheduler, without HTTP, until SIGINT or SIGTERM."""
     from app.adapters.db.session import create_engine, make_sessionmaker
     from app.adapters.kafka import KafkaClusters
-    from app.worker import Executor
+    from app.worker.standalone import standalone_workers
 
     engine = create_engine(settings.database.url, pool_size=settings.database.pool_size)
     gateway = KafkaClusters(settings.clusters)
@@ -219,11 +219,9 @@ async def run_workers(settings: Settings) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         await gateway.start()
-        executor = Executor(make_sessionmaker(engine), gateway, settings)
-        await executor.start()
-        log.info("executor %s running; Ctrl-C stops it", executor.instance_id)
-        await stop.wait()
-        await executor.stop()
+        async with standalone_workers(settings, make_sessionmaker(engine), gateway) as workers:
+            log.info("executor %s running, with retention sweeps", workers.executor.instance_id)
+            await stop.wait()
     finally:
         await gateway.close()
         await engine.dispose()

@@ -12,19 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import policies as repo
 from app.adapters.db.retention_models import PolicyRun, RetentionPolicy
 from app.adapters.db.session import read_session, write_transaction
 from app.api.deps import Services
 from app.audit import append_event
-from app.domain.ports import KafkaGateway
-from app.settings import Settings
 from app.worker.executor import default_instance_id
 from app.worker.sweeps import MAX_SKIPPED_LISTED, MAX_WARNINGS, SweepResult, sweep
 
@@ -165,26 +161,3 @@ class RetentionScheduler:
         for warning in result.plan.warnings:
             log.warning("policy %s/%s: %s", policy.cluster, policy.name, warning)
         return run
-
-
-@contextlib.asynccontextmanager
-async def standalone_scheduler(
-    settings: Settings, sessionmaker: async_sessionmaker[AsyncSession], gateway: KafkaGateway
-) -> AsyncIterator[RetentionScheduler]:
-    """A running scheduler for a process without the HTTP app (``serve --workers-only``), with the same
-    KIP-11 authorization the app builds, so sweeps are re-authorized as their owners there too."""
-    from app.adapters.kafka.acls import KafkaAclReader
-    from app.auth.authorization import build_authorization
-
-    reader = KafkaAclReader(settings.clusters)
-    try:
-        authorization = build_authorization(settings, sessionmaker, reader)
-        services = Services(settings, sessionmaker, gateway, authorization, None, authorization.sources)
-        scheduler = RetentionScheduler(services)
-        await scheduler.start()
-        try:
-            yield scheduler
-        finally:
-            await scheduler.stop()
-    finally:
-        await reader.close()

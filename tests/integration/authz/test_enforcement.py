@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from authz_helpers import Service, assert_problem, deletion, low_watermark
+
+from app.worker.standalone import standalone_workers
 
 
 async def test_mixed_request_is_refused_whole_and_audited(service: Service, orders: Any) -> None:
@@ -142,3 +145,23 @@ async def test_forwarded_for_from_a_trusted_proxy_decides_the_host(
             assert_problem(await client.post("/v1/deletions", json=body, headers=other_host), 403)
             accepted = await client.post("/v1/deletions", json=body, headers=from_bound_host)
             assert accepted.status_code == 202, accepted.text
+
+
+async def test_a_workers_only_process_also_withholds_revoked_topics(service: Service, orders: Any) -> None:
+    await service.grant(principal="User:alice", resource_name="orders.", pattern_type="PREFIXED")
+    alice = await service.headers("alice")
+    accepted = await service.client.post("/v1/deletions", json=deletion(("orders.eu", 0, 5)), headers=alice)
+    assert accepted.status_code == 202, accepted.text
+    await service.revoke(principal="User:alice", resource_name="orders.", pattern_type="PREFIXED")
+
+    services = service.services
+    # What `kafka-purge serve --workers-only` runs: the executor and sweeps without the HTTP app.
+    async with standalone_workers(service.settings, services.sessionmaker, services.gateway):
+        for _ in range(200):
+            read = await service.client.get(accepted.headers["location"], headers=alice)
+            if read.json()["status"] == "failed":
+                break
+            await asyncio.sleep(0.05)
+    [partition] = read.json()["partitions"]
+    assert (partition["status"], partition["error_code"]) == ("failed", "AUTHORIZATION_REVOKED")
+    assert low_watermark(orders, "orders.eu", 0) == 0

@@ -10,7 +10,7 @@ import pytest
 from retention_helpers import policy_body, wait_until
 
 from app.api.deps import Services
-from app.worker.scheduler import standalone_scheduler
+from app.worker.standalone import standalone_workers
 
 
 @pytest.fixture
@@ -37,8 +37,10 @@ async def test_a_workers_only_process_sweeps_too(
 ) -> None:
     created = await client.post("/v1/clusters/demo/policies", json=policy_body(), headers=alice)
     assert created.status_code == 201, created.text
-    async with standalone_scheduler(services.settings, services.sessionmaker, services.gateway) as scheduler:
+    async with standalone_workers(services.settings, services.sessionmaker, services.gateway) as workers:
+        scheduler = workers.scheduler
         assert scheduler.running
+        assert workers.executor.running
 
         async def swept() -> bool:
             runs = await client.get("/v1/clusters/demo/policies/inter/runs", headers=alice)
