@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,40 @@ from app.settings import AuthSettings
 
 MAX_TOKEN_BYTES = 8 * 1024
 FORBIDDEN_ALGORITHMS = frozenset({"none", ""})
+# Verified tokens are remembered briefly: an RS256 check and the claims registry cost more CPU than the
+# rest of a small GET.
+CACHE_SECONDS = 60.0
+CACHE_ENTRIES = 1024
+
+
+class VerifiedTokens:
+    """A bounded LRU of claims of tokens that verified, keyed by the token's SHA-256, each until a deadline.
+
+    Only successes are stored; a failed token is checked in full every time.
+    """
+
+    def __init__(self, capacity: int = CACHE_ENTRIES) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[bytes, tuple[float, dict[str, Any]]] = OrderedDict()
+
+    def get(self, token: str, now: float) -> dict[str, Any] | None:
+        key = hashlib.sha256(token.encode()).digest()
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        valid_until, claims = entry
+        if now > valid_until:
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return dict(claims)
+
+    def put(self, token: str, claims: dict[str, Any], valid_until: float) -> None:
+        key = hashlib.sha256(token.encode()).digest()
+        self._entries[key] = (valid_until, dict(claims))
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
 
 
 class TokenValidator:
@@ -41,6 +77,7 @@ class TokenValidator:
         self.leeway = settings.leeway_seconds
         self.keys = keys
         self.clock = clock
+        self.verified = VerifiedTokens()
 
     async def validate(self, token: str) -> dict[str, Any]:
         header = _header_of(token)
@@ -51,10 +88,26 @@ class TokenValidator:
         if kid is not None and not isinstance(kid, str):
             raise invalid_token("The token's key id is malformed")
         key_set = await self.keys.keys()
+        now = self.clock()
+        # A cached token still needs its key in the current key set, so a key dropped from the JWKS
+        # stops its tokens as soon as the key set is refetched.
+        if _has_key(key_set, kid) and (claims := self.verified.get(token, now)) is not None:
+            return claims
+        claims = self._verify(token, await self._key_set_with(key_set, kid))
+        exp = claims.get("exp")
+        if isinstance(exp, int | float) and not isinstance(exp, bool):
+            # Never beyond what the claims check itself accepts (exp plus the leeway).
+            self.verified.put(token, claims, min(exp + self.leeway, now + CACHE_SECONDS))
+        return claims
+
+    async def _key_set_with(self, key_set: KeySet, kid: str | None) -> KeySet:
         if not _has_key(key_set, kid):
             key_set = await self.keys.refresh_for(kid)
             if not _has_key(key_set, kid):
                 raise invalid_token("The token was signed with an unknown key")
+        return key_set
+
+    def _verify(self, token: str, key_set: KeySet) -> dict[str, Any]:
         try:
             decoded = jwt.decode(token, key_set, algorithms=self.algorithms)
         except JoseError as exc:
