@@ -27,12 +27,12 @@ from aiokafka.protocol.api import Request, RequestStruct
 from aiokafka.protocol.commit import OffsetFetchRequest_v1, OffsetFetchRequest_v2, OffsetFetchRequest_v3
 from aiokafka.protocol.types import Schema
 
+from app.adapters.kafka.wire import INT16, INT32, WireReader
+
 OFFSET_FETCH_KEY = 9
 DESCRIBE_GROUPS_KEY = 15
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
 _PARTITION_HEAD = struct.Struct(">iq")  # PartitionIndex, CommittedOffset
-_PARTITION_TAIL = _INT16  # ErrorCode (after the metadata string)
+_PARTITION_TAIL = INT16  # ErrorCode (after the metadata string)
 
 
 class DescribeGroupsRequestV3(RequestStruct):  # type: ignore[misc]
@@ -91,18 +91,18 @@ def decode_offset_fetch(buf: bytes, pos: int, version: int) -> OffsetFetchAnswer
         if version >= 3:
             pos += 4  # ThrottleTimeMs
         topics: dict[str, Block] = {}
-        (count_topics,) = _INT32.unpack_from(buf, pos)
+        (count_topics,) = INT32.unpack_from(buf, pos)
         pos += 4
         for _ in range(max(count_topics, 0)):
-            (length,) = _INT16.unpack_from(buf, pos)
+            (length,) = INT16.unpack_from(buf, pos)
             name = buf[pos + 2 : pos + 2 + length].decode()
             pos += 2 + max(length, 0)
-            (count,) = _INT32.unpack_from(buf, pos)
+            (count,) = INT32.unpack_from(buf, pos)
             pos += 4
             entries = []
             for _ in range(max(count, 0)):
                 index, offset = _PARTITION_HEAD.unpack_from(buf, pos)
-                (meta,) = _INT16.unpack_from(buf, pos + 12)
+                (meta,) = INT16.unpack_from(buf, pos + 12)
                 pos += 14 + max(meta, 0)
                 (error,) = _PARTITION_TAIL.unpack_from(buf, pos)
                 pos += 2
@@ -110,7 +110,7 @@ def decode_offset_fetch(buf: bytes, pos: int, version: int) -> OffsetFetchAnswer
             _add(topics, name, _columns(entries))
         error_code = 0
         if version >= 2:
-            (error_code,) = _INT16.unpack_from(buf, pos)
+            (error_code,) = INT16.unpack_from(buf, pos)
             pos += 2
     except struct.error as exc:
         raise ValueError(f"OffsetFetch response truncated: {exc}") from exc
@@ -168,37 +168,6 @@ def read_offset_fetch(response: object) -> OffsetFetchAnswer:
     return response
 
 
-class _Flexible:
-    """Reads the compact (flexible-version) encodings: unsigned varints, compact strings and arrays."""
-
-    __slots__ = ("buf", "pos")
-
-    def __init__(self, buf: bytes, pos: int) -> None:
-        self.buf = buf
-        self.pos = pos
-
-    def uvarint(self) -> int:
-        value = shift = 0
-        while True:
-            byte = self.buf[self.pos]
-            self.pos += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return value
-            shift += 7
-
-    def string(self) -> str:
-        length = self.uvarint() - 1
-        start, self.pos = self.pos, self.pos + max(length, 0)
-        return self.buf[start : self.pos].decode()
-
-    def skip_tags(self) -> None:
-        for _ in range(self.uvarint()):
-            self.uvarint()  # tag
-            size = self.uvarint()  # read first: ``pos += uvarint()`` would add to the old position
-            self.pos += size
-
-
 _V8_PARTITION = struct.Struct(">iqi")  # PartitionIndex, CommittedOffset, CommittedLeaderEpoch
 # ... then Metadata as "" (length byte 1), ErrorCode, no tagged fields (0): what brokers usually send,
 # i.e. "iqiBhB" per partition (see _usual_block)
@@ -214,7 +183,7 @@ def _usual_block(count: int) -> struct.Struct:
     return struct.Struct(">" + "iqiBhB" * count)
 
 
-def _v8_partitions(reader: _Flexible, count: int) -> Block:
+def _v8_partitions(reader: WireReader, count: int) -> Block:
     """A topic's partitions: all of them with one unpack when every entry has the usual form (empty
     metadata, no tagged fields; checked on every entry), else entry by entry."""
     buf, start = reader.buf, reader.pos
@@ -230,32 +199,32 @@ def _v8_partitions(reader: _Flexible, count: int) -> Block:
         reader.pos += _V8_PARTITION.size
         length = max(reader.uvarint() - 1, 0)  # Metadata (compact nullable string), skipped; read first:
         reader.pos += length  # ``pos += uvarint()`` would add to the old position
-        (error,) = _INT16.unpack_from(buf, reader.pos)
+        (error,) = INT16.unpack_from(buf, reader.pos)
         reader.pos += 2
         reader.skip_tags()
         entries.append((index, offset, error))
     return _columns(entries)
 
 
-def _decode_v8_group(reader: _Flexible) -> tuple[str, OffsetFetchAnswer]:
-    group = reader.string()
+def _decode_v8_group(reader: WireReader) -> tuple[str, OffsetFetchAnswer]:
+    group = reader.string(flexible=True)
     topics: dict[str, Block] = {}
     for _ in range(max(reader.uvarint() - 1, 0)):
-        name = reader.string()
+        name = reader.string(flexible=True)
         _add(topics, name, _v8_partitions(reader, max(reader.uvarint() - 1, 0)))
         reader.skip_tags()
-    (error_code,) = _INT16.unpack_from(reader.buf, reader.pos)
+    (error_code,) = INT16.unpack_from(reader.buf, reader.pos)
     reader.pos += 2
     reader.skip_tags()
     return group, OffsetFetchAnswer(error_code, topics)
 
 
 def decode_offset_fetch_v8(buf: bytes, pos: int) -> GroupsOffsetAnswer:
-    reader = _Flexible(buf, pos + 4)  # ThrottleTimeMs
+    reader = WireReader(buf, pos + 4)  # ThrottleTimeMs
     try:
         groups = dict(_decode_v8_group(reader) for _ in range(max(reader.uvarint() - 1, 0)))
         reader.skip_tags()
-    except (struct.error, IndexError) as exc:
+    except (struct.error, IndexError, ValueError) as exc:
         raise ValueError(f"OffsetFetch v8 response truncated: {exc}") from exc
     if reader.pos != len(buf):
         raise ValueError(f"OffsetFetch v8 response has {len(buf) - reader.pos} unread bytes")

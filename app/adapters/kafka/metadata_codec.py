@@ -20,42 +20,15 @@ from aiokafka.protocol.metadata import MetadataRequest_v1, MetadataRequest_v4
 
 from app.adapters.kafka.errors import error_name
 from app.adapters.kafka.metadata import Metadata, PartitionMetadata, TopicMetadata
+from app.adapters.kafka.wire import INT32, WireReader
 
 METADATA_KEY = 3
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
 _PARTITION_HEAD = struct.Struct(">hiii")  # ErrorCode, PartitionIndex, LeaderId, len(ReplicaNodes)
 _TOPIC_HEAD = struct.Struct(">h")
 
 
-class _Reader:
-    __slots__ = ("buf", "pos")
-
-    def __init__(self, buf: bytes, pos: int) -> None:
-        self.buf = buf
-        self.pos = pos
-
-    def int32(self) -> int:
-        (value,) = _INT32.unpack_from(self.buf, self.pos)
-        self.pos += 4
-        return int(value)
-
-    def int16(self) -> int:
-        (value,) = _INT16.unpack_from(self.buf, self.pos)
-        self.pos += 2
-        return int(value)
-
-    def string(self) -> str | None:
-        length = self.int16()
-        if length < 0:
-            return None
-        start, self.pos = self.pos, self.pos + length
-        if self.pos > len(self.buf):
-            raise ValueError("metadata response truncated inside a string")
-        return self.buf[start : self.pos].decode()
-
-    def skip_int32_array(self) -> None:
-        self.pos += 4 + 4 * max(self.int32(), 0)
+class _Reader(WireReader):
+    __slots__ = ()
 
     def partition(self, version: int) -> tuple[int, PartitionMetadata]:
         buf = self.buf
@@ -65,10 +38,10 @@ class _Reader:
         if count > 0:
             replicas = _int32s(count).unpack_from(buf, pos)
             pos += 4 * count
-        (isr,) = _INT32.unpack_from(buf, pos)
+        (isr,) = INT32.unpack_from(buf, pos)
         pos += 4 + 4 * max(isr, 0)
         if version >= 5:
-            (offline,) = _INT32.unpack_from(buf, pos)
+            (offline,) = INT32.unpack_from(buf, pos)
             pos += 4 + 4 * max(offline, 0)
         self.pos = pos
         return index, PartitionMetadata(leader, replicas, error_name(error))
@@ -83,7 +56,7 @@ def decode_metadata(buf: bytes, pos: int, version: int) -> Metadata:
     """A Metadata response body (after the response header) at ``version`` 1-5."""
     try:
         return _decode(_Reader(buf, pos), version)
-    except struct.error as exc:
+    except (struct.error, IndexError, ValueError) as exc:
         raise ValueError(f"metadata response truncated: {exc}") from exc
 
 
@@ -94,16 +67,16 @@ def _decode(reader: _Reader, version: int) -> Metadata:
     brokers = []
     for _ in range(reader.int32()):
         brokers.append(reader.int32())  # NodeId
-        reader.string()  # Host
+        reader.nullable_string()  # Host
         reader.int32()  # Port
-        reader.string()  # Rack
+        reader.nullable_string()  # Rack
     if version >= 2:
-        reader.string()  # ClusterId
+        reader.nullable_string()  # ClusterId
     reader.int32()  # ControllerId
     topics: dict[str, TopicMetadata] = {}
     for _ in range(max(reader.int32(), 0)):
         error = reader.int16()
-        name = reader.string() or ""
+        name = reader.nullable_string() or ""
         reader.pos += 1  # IsInternal
         partitions = dict(reader.partition(version) for _ in range(max(reader.int32(), 0)))
         topics[name] = TopicMetadata(error_name(error), partitions)

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import NamedTuple
 
+from app.adapters.kafka.wire import WireReader
 from app.domain.ports import TopicPartition
 
 DELETE_RECORDS_KEY = 21
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
 # PartitionIndex, LowWatermark, [LeaderLogStartOffset (v3+)], ErrorCode
 _PARTITION = {
     0: struct.Struct(">iqh"),
@@ -44,63 +43,16 @@ class DeleteRecordsAnswer:
         return self.partitions.get((tp.topic, tp.partition))
 
 
-class _Reader:
-    __slots__ = ("buf", "pos")
-
-    def __init__(self, buf: bytes, pos: int) -> None:
-        self.buf = buf
-        self.pos = pos
-
-    def int32(self) -> int:
-        (value,) = _INT32.unpack_from(self.buf, self.pos)
-        self.pos += 4
-        return int(value)
-
-    def uvarint(self) -> int:
-        value = shift = 0
-        while True:
-            byte = self.buf[self.pos]
-            self.pos += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return value
-            shift += 7
-
-    def count(self, flexible: bool) -> int:
-        """An array length: compact arrays store length + 1, with 0 for null."""
-        return max(self.uvarint() - 1, 0) if flexible else max(self.int32(), 0)
-
-    def string(self, flexible: bool) -> str:
-        if flexible:
-            length = self.uvarint() - 1
-        else:
-            (length,) = _INT16.unpack_from(self.buf, self.pos)
-            self.pos += 2
-        start, self.pos = self.pos, self.pos + max(length, 0)
-        if self.pos > len(self.buf):
-            raise ValueError("DeleteRecords response truncated inside a string")
-        return self.buf[start : self.pos].decode()
-
-    def skip_tags(self) -> None:
-        if self.buf[self.pos] == 0:  # no tagged fields: the usual case, one byte
-            self.pos += 1
-            return
-        for _ in range(self.uvarint()):
-            self.uvarint()  # tag
-            size = self.uvarint()  # read before advancing: ``pos += uvarint()`` would lose the size byte
-            self.pos += size
-
-
 def decode_delete_records(buf: bytes, pos: int, version: int) -> DeleteRecordsAnswer:
     """A DeleteRecords response body (after the response header) at ``version`` 0-3."""
     try:
-        partitions = _decode(_Reader(buf, pos), version)
-    except (struct.error, IndexError) as exc:
+        partitions = _decode(WireReader(buf, pos), version)
+    except (struct.error, IndexError, ValueError) as exc:
         raise ValueError(f"DeleteRecords response truncated: {exc}") from exc
     return DeleteRecordsAnswer(version, partitions)
 
 
-def _decode(reader: _Reader, version: int) -> dict[tuple[str, int], DeletedPartition]:
+def _decode(reader: WireReader, version: int) -> dict[tuple[str, int], DeletedPartition]:
     flexible, layout = version >= 2, _PARTITION[version]
     buf, size = reader.buf, layout.size
     results: dict[tuple[str, int], DeletedPartition] = {}
