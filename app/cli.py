@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ctypes
 import logging
 import os
 import signal
@@ -20,6 +19,7 @@ from pydantic import ValidationError
 from sqlalchemy.engine import make_url
 
 from app.cli_client import add_client_commands
+from app.processes import die_with_parent
 from app.settings import Settings
 
 log = logging.getLogger("kafka_purge.cli")
@@ -159,7 +159,7 @@ def serve_forked(
     for _ in range(workers - 1):
         pid = os.fork()
         if pid == 0:
-            _die_with_parent()
+            die_with_parent()
             try:
                 run_uvloop(run_http(server, sock, start_executor=start_executor))
             finally:
@@ -173,12 +173,6 @@ def serve_forked(
                 os.kill(pid, signal.SIGTERM)
         for pid in children:
             os.waitpid(pid, 0)
-
-
-def _die_with_parent() -> None:
-    """Linux: a forked worker gets SIGTERM when the parent dies (even by kill -9)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def run_uvloop(main: Coroutine[Any, Any, None]) -> None:

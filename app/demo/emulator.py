@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from app.processes import die_with_parent
+
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 10.0
 
@@ -34,6 +36,8 @@ class EmulatorProcess:
             stdout=asyncio.subprocess.PIPE,
             # Its own session: Ctrl-C reaches only us, and we stop it after the service has drained.
             start_new_session=True,
+            # If the demo itself is killed (no chance to stop it), the emulator goes too.
+            preexec_fn=die_with_parent,
         )
         assert self._process.stdout is not None
         try:

@@ -75,8 +75,12 @@ def demo(tmp_path: Path) -> Iterator[Demo]:
         yield running
     finally:
         if process.poll() is None:
-            process.kill()
-            process.wait()
+            process.send_signal(signal.SIGINT)  # the demo stops the service, then its emulator
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def wait_for(check: Any, deadline_seconds: float = 30.0) -> Any:
@@ -205,3 +209,19 @@ def test_ctrl_c_during_start_up_leaves_no_emulator_behind(tmp_path: Path, delay:
             process.kill()
             process.wait()
     wait_for(lambda: not processes_mentioning(str(tmp_path / "demo-topology.yaml")), 10)
+
+
+def test_a_killed_demo_takes_its_emulator_with_it(demo: Demo) -> None:
+    control = demo.find("Emulator control API:").removesuffix("/state")
+    assert httpx.get(f"{control}/state", timeout=5).status_code == 200
+    demo.process.kill()  # no chance to clean up: the emulator must still go
+    demo.process.wait()
+
+    def emulator_gone() -> bool:
+        try:
+            httpx.get(f"{control}/state", timeout=1)
+        except httpx.TransportError:
+            return True
+        return False
+
+    wait_for(emulator_gone, deadline_seconds=15)
