@@ -69,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # Library chatter that says nothing to an operator at INFO: one line per HTTP call the demo makes,
+    # one per Alembic plugin loaded. Their warnings and errors still show.
+    for chatty in ("httpx", "alembic.runtime.plugins"):
+        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         return int(args.handler(args))
     except ValidationError as exc:
