@@ -4,15 +4,11 @@ configured through PURGE_* environment variables only, against the emulator run 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import re
-import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 from aiokafka import AIOKafkaProducer
+from child_process import Process, running
 
 ROOT = Path(__file__).resolve().parents[2]
-START_SECONDS = 60.0
 
 
 def purge_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -38,51 +34,6 @@ def purge_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "PURGE_SUPER_USERS": "User:admin",
         **extra,
     }
-
-
-class Process:
-    """A child process whose output lines are collected in the background."""
-
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.popen = subprocess.Popen(
-            args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.popen.stdout is not None
-        for line in self.popen.stdout:
-            self.lines.append(line)
-
-    def wait_for_line(self, pattern: str) -> re.Match[str]:
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                match = re.search(pattern, line)
-                if match:
-                    return match
-            assert self.popen.poll() is None, "".join(self.lines)
-            time.sleep(0.05)
-        raise AssertionError(f"no line matching {pattern!r}:\n{''.join(self.lines)}")
-
-    def stop(self) -> int:
-        self.popen.send_signal(signal.SIGTERM)
-        return self.popen.wait(timeout=30)
-
-    def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait()
-
-
-@contextlib.contextmanager
-def running(args: list[str], env: dict[str, str], cwd: Path) -> Iterator[Process]:
-    process = Process(args, env, cwd)
-    try:
-        yield process
-    finally:
-        process.kill()
 
 
 def kafka_purge(*args: str) -> list[str]:

@@ -7,15 +7,10 @@ Every test here is marked ``spark`` and skipped when pyspark or Java is missing.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
 import shutil
-import signal
-import subprocess
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -24,10 +19,10 @@ from typing import Any
 
 import httpx
 import pytest
+from child_process import running
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-START_SECONDS = 60.0
 
 pyspark = pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -40,50 +35,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
             # kafka-python reads its schemas with a deprecated importlib.resources call
             item.add_marker(pytest.mark.filterwarnings("ignore::DeprecationWarning"))
-
-
-class Process:
-    """A child process whose output lines are collected in the background."""
-
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.popen = subprocess.Popen(
-            args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.popen.stdout is not None
-        for line in self.popen.stdout:
-            self.lines.append(line)
-
-    def wait_for_line(self, pattern: str) -> re.Match[str]:
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                if match := re.search(pattern, line):
-                    return match
-            assert self.popen.poll() is None, "".join(self.lines)
-            time.sleep(0.05)
-        raise AssertionError(f"no line matching {pattern!r}:\n{''.join(self.lines)}")
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
-
-
-@contextlib.contextmanager
-def running(args: list[str], env: dict[str, str], cwd: Path) -> Iterator[Process]:
-    process = Process(args, env, cwd)
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def wait_until(check: Callable[[], Any], seconds: float = 60.0, message: str = "condition") -> Any:
