@@ -8,21 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from aiokafka import AIOKafkaProducer
 
 PROBLEM = "application/problem+json"
-
-
-async def produce(emulator: Any, topic: str, counts: dict[int, int]) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=emulator.bootstrap, linger_ms=5, acks="all")
-    await producer.start()
-    try:
-        for partition, count in counts.items():
-            for i in range(count):
-                await producer.send(topic, b"r%d" % i, partition=partition)
-        await producer.flush()
-    finally:
-        await producer.stop()
 
 
 def deletion_body(*partitions: tuple[str, int, int], **fields: Any) -> dict[str, Any]:

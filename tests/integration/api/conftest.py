@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import produce
+from kafka_records import produce
 
 from app.settings import Settings
 

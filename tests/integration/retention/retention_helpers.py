@@ -9,20 +9,6 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from aiokafka import AIOKafkaProducer
-
-
-async def produce(emulator: Any, topic: str, counts: dict[int, int]) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=emulator.bootstrap, linger_ms=5, acks="all")
-    await producer.start()
-    try:
-        for partition, count in counts.items():
-            for i in range(count):
-                await producer.send(topic, b"r%d" % i, partition=partition)
-        await producer.flush()
-    finally:
-        await producer.stop()
-
 
 def _commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
     with warnings.catch_warnings():

@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
-from retention_helpers import commit, policy_body, produce
+from kafka_records import produce
+from retention_helpers import commit, policy_body
 
 from app.worker.scheduler import RetentionScheduler
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from retention_helpers import commit, policy_body, produce, progress_body, wait_until
+from kafka_records import produce
+from retention_helpers import commit, policy_body, progress_body, wait_until
 
 from app.api.deps import Services
 from app.domain.ports import TopicPartition

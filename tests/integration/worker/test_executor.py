@@ -4,7 +4,6 @@ driven by the emulator's faults."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -28,16 +27,6 @@ from app.settings import Settings
 from app.worker import Executor
 
 Maker = async_sessionmaker[AsyncSession]
-
-
-@pytest.fixture
-async def gateway(settings: Settings) -> AsyncIterator[KafkaClusters]:
-    clusters = KafkaClusters(settings.clusters)
-    await clusters.start()
-    try:
-        yield clusters
-    finally:
-        await clusters.close()
 
 
 @pytest.fixture

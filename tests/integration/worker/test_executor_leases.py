@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -27,16 +26,6 @@ from app.settings import Settings
 from app.worker import Executor
 
 Maker = async_sessionmaker[AsyncSession]
-
-
-@pytest.fixture
-async def gateway(settings: Settings) -> AsyncIterator[KafkaClusters]:
-    clusters = KafkaClusters(settings.clusters)
-    await clusters.start()
-    try:
-        yield clusters
-    finally:
-        await clusters.close()
 
 
 @pytest.fixture
