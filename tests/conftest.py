@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,9 @@ PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DEV_CLIENTS = {"alice": "alice-secret", "bob": "bob-secret", "auditor": "auditor-secret"}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """An empty database (no schema) on each backend."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'purge.db'}"
-        return
+@asynccontextmanager
+async def postgresql_database() -> AsyncIterator[str]:
+    """A fresh, empty PostgreSQL database, dropped afterwards."""
     name = f"purge_test_{secrets.token_hex(6)}"
     admin = await asyncpg.connect(PG_ADMIN_DSN)
     try:
@@ -47,6 +45,23 @@ async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         finally:
             await admin.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """An empty database (no schema) on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'purge.db'}"
+        return
+    async with postgresql_database() as url:
+        yield url
+
+
+@pytest.fixture
+async def postgresql_url() -> AsyncIterator[str]:
+    """An empty PostgreSQL database (no schema), for tests of what only PostgreSQL does."""
+    async with postgresql_database() as url:
+        yield url
 
 
 @pytest.fixture

@@ -6,12 +6,14 @@ prev_hash is 64 zeros.
 """
 
 from app.audit.canonical import GENESIS_HASH, canonical_json, chain_hash, rfc3339
-from app.audit.chain import VerifyResult, append_event, event_content, verify_chain
+from app.audit.chain import NewEvent, VerifyResult, append_event, append_events, event_content, verify_chain
 
 __all__ = [
     "GENESIS_HASH",
+    "NewEvent",
     "VerifyResult",
     "append_event",
+    "append_events",
     "canonical_json",
     "chain_hash",
     "event_content",
