@@ -4,9 +4,9 @@ In order, inside one write transaction: lock the affected deletions (id order), 
 worker still holds with the fence it claimed (one statement on PostgreSQL, one executemany on SQLite),
 roll each deletion's status up from per-status counts (one query for all), then append one
 ``deletion.partition_failed`` event per failed partition and, for each deletion that became terminal, a
-``deletion.completed`` event listing every partition's outcome. The events come last because the first
-one locks the audit head until commit. A stale worker's rows are skipped and
-counted, never written.
+``deletion.completed`` event listing every partition's outcome, all in one append (one statement on
+PostgreSQL). The events come last because appending locks the audit head until commit. A stale worker's
+rows are skipped and counted, never written.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import write_transaction
-from app.audit import append_event
+from app.audit import NewEvent, append_events
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 
 EXECUTOR_PRINCIPAL = "Service:kafka-purge-executor"
@@ -60,23 +60,25 @@ async def apply_updates(
         result.applied.update(u.status for u in fresh)
         completed = await _roll_up(session, sorted({claims[u.id].deletion_id for u in fresh}), before, now)
         outcomes = await repo.partition_outcomes(session, list(completed)) if completed else {}
-        # The first append locks the audit head until commit, which every other appender (each accepted
-        # request) waits for: append last, after all other statements.
-        for update in fresh:
-            if update.status is PartitionStatus.FAILED:
-                await _audit_failure(session, claims[update.id], update, owner)
         samples = {claim.deletion_id: claim for claim in claims.values()}
+        events = [
+            _failure_event(claims[update.id], update, owner)
+            for update in fresh
+            if update.status is PartitionStatus.FAILED
+        ]
         for deletion_id, (status, counts) in completed.items():
-            await _audit_completion(
-                session, samples[deletion_id], status, counts, outcomes[deletion_id], owner
+            events.append(
+                _completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
             )
             result.completed.append(deletion_id)
+        # Appending locks the audit head until commit, which every other appender (each accepted request)
+        # waits for: append last, after all other statements, all events in one statement.
+        await append_events(session, events)
     return result
 
 
-async def _audit_failure(session: AsyncSession, claim: Claim, update: PartitionUpdate, owner: str) -> None:
-    await append_event(
-        session,
+def _failure_event(claim: Claim, update: PartitionUpdate, owner: str) -> NewEvent:
+    return NewEvent(
         action="deletion.partition_failed",
         principal=EXECUTOR_PRINCIPAL,
         client_host=None,
@@ -116,16 +118,14 @@ async def _roll_up(
     return completed
 
 
-async def _audit_completion(
-    session: AsyncSession,
+def _completion_event(
     sample: Claim,
     status: DeletionStatus,
     counts: Mapping[PartitionStatus, int],
     outcomes: list[dict[str, Any]],
     owner: str,
-) -> None:
-    await append_event(
-        session,
+) -> NewEvent:
+    return NewEvent(
         action="deletion.completed",
         principal=EXECUTOR_PRINCIPAL,
         client_host=None,
