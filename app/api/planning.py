@@ -167,12 +167,23 @@ async def assess(
         return Assessment([], {})
     partitions = [c.partition for c in plan.cuts]
     leader_only = preview and request.leader_only
-    starts, watermarks, committed, versions = await asyncio.gather(
-        gateway.log_start_offsets(cluster, partitions),
-        gateway.high_watermarks(cluster, partitions),
-        gateway.committed_offsets(cluster, group_ids, partitions),
-        gateway.delete_records_versions(cluster) if leader_only else _empty(),
-    )
+    if preview:
+        starts, watermarks, committed, versions = await asyncio.gather(
+            gateway.log_start_offsets(cluster, partitions),
+            gateway.high_watermarks(cluster, partitions),
+            gateway.committed_offsets(cluster, group_ids, partitions),
+            gateway.delete_records_versions(cluster) if leader_only else _empty(),
+        )
+    else:
+        # The guard: a group loses unread records only where it committed below the cut, so the log start
+        # offsets and high watermarks are read for those partitions alone (usually none).
+        committed = await gateway.committed_offsets(cluster, group_ids, partitions)
+        if not (partitions := _behind(partitions, plan.resolved, committed)):
+            return Assessment([], {})
+        starts, watermarks = await asyncio.gather(
+            gateway.log_start_offsets(cluster, partitions), gateway.high_watermarks(cluster, partitions)
+        )
+        versions = {}
     cuts = []
     for tp in partitions:
         placement = plan.layouts[tp.topic].partitions.get(tp.partition)
@@ -190,6 +201,22 @@ async def assess(
         affected = sorted({g.group for i in impacts for g in i.groups})
         groups = await gateway.describe_groups(cluster, affected) if affected else {}
     return Assessment(impacts, groups)
+
+
+def _behind(
+    partitions: Sequence[TopicPartition],
+    resolved: Mapping[TopicPartition, int],
+    committed: Mapping[str, Mapping[TopicPartition, int]],
+) -> list[TopicPartition]:
+    """The partitions some group has committed on below the cut."""
+    return [
+        tp
+        for tp in partitions
+        if any(
+            (position := offsets.get(tp)) is not None and position < resolved[tp]
+            for offsets in committed.values()
+        )
+    ]
 
 
 def guard_unconsumed(request: DeletionCreate, assessment: Assessment) -> list[UnconsumedGroup]:

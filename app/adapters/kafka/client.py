@@ -60,6 +60,9 @@ class ClusterClient:
         self.settings = settings
         self._client: Any = None
         self._preferred_node: Any = None
+        # The coordinator last found for each consumer group (``groups.py``), kept until a request to it
+        # fails, as Kafka's clients do.
+        self.coordinators: dict[str, int] = {}
 
     @property
     def timeout_s(self) -> float:

@@ -125,12 +125,14 @@ class ClusterInspection:
 
         return await self._shared_groups.run(cluster, listing)
 
+    # Describing groups and reading their offsets goes to each group's coordinator; FindCoordinator may be
+    # asked of any broker, so the client's brokers serve and no Metadata is needed.
     async def describe_groups(
         self: _HasMetadata, cluster: str, groups: Sequence[str]
     ) -> dict[str, GroupInfo]:
         async with _unavailable(cluster):
-            client, metadata = await self._metadata(cluster, [])
-            return await describe_groups(client, metadata.brokers, groups)
+            client = await self._client(cluster)
+            return await describe_groups(client, client.nodes(), groups)
 
     async def committed_offsets(
         self: _HasMetadata, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
@@ -138,5 +140,5 @@ class ClusterInspection:
         if not groups or not partitions:
             return {group: {} for group in groups}
         async with _unavailable(cluster):
-            client, metadata = await self._metadata(cluster, [])
-            return await committed_offsets_of_groups(client, metadata.brokers, groups, partitions)
+            client = await self._client(cluster)
+            return await committed_offsets_of_groups(client, client.nodes(), groups, partitions)
