@@ -151,10 +151,38 @@ class KafkaClusters(ClusterInspection, TopicListing):
     async def _list_offsets(
         self, cluster: str, partitions: Sequence[TopicPartition], timestamp: int
     ) -> dict[TopicPartition, int]:
+        """ListOffsets on each partition's leader. The leaders may come from metadata up to
+        ``metadata_max_age_ms`` old, as Kafka's consumers route: the offsets are still the leaders' own
+        answers, and a partition whose leader moved (refused, or not in that metadata) is asked again
+        with fresh metadata."""
+        offsets: dict[TopicPartition, int] = {}
+        failed: dict[TopicPartition, PartitionOutcome] = {}
+        memory = self._recent.get(cluster)
         try:
-            client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
+            known = memory.metadata(sorted({tp.topic for tp in partitions})) if memory else None
+            if known is not None:
+                client = await self._client(cluster)
+                offsets, failed = await self._offsets_on_leaders(
+                    client, Metadata((), known), partitions, timestamp
+                )
+                partitions = list(failed)
+            if partitions:
+                client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
+                fresh, failed = await self._offsets_on_leaders(client, metadata, partitions, timestamp)
+                offsets.update(fresh)
         except ClusterUnreachable as exc:
             raise ServiceUnavailable(str(exc)) from exc
+        if failed:
+            shown = "; ".join(f"{tp}: {o.error}" for tp, o in sorted(failed.items())[:10])
+            raise ServiceUnavailable(
+                f"cannot read offsets of {len(failed)} partition(s) on {cluster!r}: {shown}"
+            )
+        return offsets
+
+    async def _offsets_on_leaders(
+        self, client: ClusterClient, metadata: Metadata, partitions: Sequence[TopicPartition], timestamp: int
+    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, PartitionOutcome]]:
+        """The offsets read, and the partitions that could not be read with their outcome."""
         by_leader, failed = route(metadata, partitions)
         answers = await asyncio.gather(
             *(self._list_leader(client, leader, tps, timestamp) for leader, tps in by_leader.items())
@@ -166,12 +194,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
                     offsets[tp] = outcome.low_watermark
                 else:
                     failed[tp] = outcome
-        if failed:
-            shown = "; ".join(f"{tp}: {o.error}" for tp, o in sorted(failed.items())[:10])
-            raise ServiceUnavailable(
-                f"cannot read offsets of {len(failed)} partition(s) on {cluster!r}: {shown}"
-            )
-        return offsets
+        return offsets, failed
 
     async def _list_leader(
         self, client: ClusterClient, leader: int, partitions: list[TopicPartition], timestamp: int
