@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.adapters.db.repositories.deletions import PlannedPartition
@@ -58,10 +58,10 @@ def _refuse(problems: Sequence[Problem], summary: str, count_key: str = "problem
 
 
 async def _traits(
-    services: Services, cluster: str, layouts: Mapping[str, TopicLayout]
+    services: Services, cluster: str, layouts: Mapping[str, TopicLayout], *, recent: bool = False
 ) -> dict[str, TopicTraits]:
     topics = sorted(layouts)
-    configs = await services.gateway.topic_configs(cluster, topics, [CLEANUP_POLICY])
+    configs = await services.gateway.topic_configs(cluster, topics, [CLEANUP_POLICY], recent=recent)
     traits = {}
     for topic in topics:
         policy = configs.get(topic, {}).get(CLEANUP_POLICY, "delete")
@@ -75,13 +75,19 @@ async def _empty() -> dict[Any, Any]:
     return {}
 
 
-async def plan_request(services: Services, request: DeletionCreate) -> Plan:
-    """Every cut of the request resolved to a concrete offset; 422 listing what cannot be."""
+async def plan_request(services: Services, request: DeletionCreate, *, recent: bool = False) -> Plan:
+    """Every cut of the request resolved to a concrete offset; 422 listing what cannot be.
+
+    ``recent``: topic layouts and configs may come from a recent answer (``app.adapters.kafka.recent``);
+    an unknown topic or partition is looked up fresh before it is refused."""
     cluster, gateway = request.cluster, services.gateway
     entries = [SpecEntry(i, e.topic, e.partition, spec_of(e)) for i, e in enumerate(request.partitions)]
     topics = sorted({e.topic for e in entries})
-    layouts = await gateway.topic_layouts(cluster, topics)
+    layouts = await gateway.topic_layouts(cluster, topics, recent=recent)
     cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
+    if recent and any(p.unknown for p in problems):
+        layouts = await gateway.topic_layouts(cluster, topics)
+        cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
     if unknown := [p for p in problems if p.unknown]:
         summary = f"{len(unknown)} partition(s) do not exist on cluster {cluster!r}."
         raise _refuse(unknown, summary, "unknown_count")
@@ -97,7 +103,7 @@ async def plan_request(services: Services, request: DeletionCreate) -> Plan:
         gateway.high_watermarks(cluster, needed.high_watermarks) if needed.high_watermarks else _empty(),
         gateway.offsets_for_times(cluster, needed.times),
         gateway.committed_offsets(cluster, needed.groups, needed.group_partitions),
-        _traits(services, cluster, layouts),
+        _traits(services, cluster, layouts, recent=recent),
     )
     resolved, problems = resolve(cuts, Facts(watermarks, times, committed))
     if problems:
@@ -110,6 +116,12 @@ async def plan_request(services: Services, request: DeletionCreate) -> Plan:
 
 def refuse_untouchable(plan: Plan) -> None:
     """Compact-only and internal topics would only fail later at the broker: refuse them now."""
+    if problems := _untouchable(plan):
+        unique = list({p.index: p for p in problems}.values())
+        raise _refuse(unique, "Compact-only or internal topics cannot have records deleted.")
+
+
+def _untouchable(plan: Plan) -> list[Problem]:
     problems = []
     for cut in plan.cuts:
         traits = plan.traits[cut.partition.topic]
@@ -125,9 +137,7 @@ def refuse_untouchable(plan: Plan) -> None:
                     "records only when the policy includes delete (POLICY_VIOLATION)",
                 )
             )
-    if problems:
-        unique = list({p.index: p for p in problems}.values())
-        raise _refuse(unique, "Compact-only or internal topics cannot have records deleted.")
+    return problems
 
 
 @dataclass(frozen=True)
@@ -157,12 +167,23 @@ async def assess(
         return Assessment([], {})
     partitions = [c.partition for c in plan.cuts]
     leader_only = preview and request.leader_only
-    starts, watermarks, committed, versions = await asyncio.gather(
-        gateway.log_start_offsets(cluster, partitions),
-        gateway.high_watermarks(cluster, partitions),
-        gateway.committed_offsets(cluster, group_ids, partitions),
-        gateway.delete_records_versions(cluster) if leader_only else _empty(),
-    )
+    if preview:
+        starts, watermarks, committed, versions = await asyncio.gather(
+            gateway.log_start_offsets(cluster, partitions),
+            gateway.high_watermarks(cluster, partitions),
+            gateway.committed_offsets(cluster, group_ids, partitions),
+            gateway.delete_records_versions(cluster) if leader_only else _empty(),
+        )
+    else:
+        # The guard: a group loses unread records only where it committed below the cut, so the log start
+        # offsets and high watermarks are read for those partitions alone (usually none).
+        committed = await gateway.committed_offsets(cluster, group_ids, partitions)
+        if not (partitions := _behind(partitions, plan.resolved, committed)):
+            return Assessment([], {})
+        starts, watermarks = await asyncio.gather(
+            gateway.log_start_offsets(cluster, partitions), gateway.high_watermarks(cluster, partitions)
+        )
+        versions = {}
     cuts = []
     for tp in partitions:
         placement = plan.layouts[tp.topic].partitions.get(tp.partition)
@@ -180,6 +201,22 @@ async def assess(
         affected = sorted({g.group for i in impacts for g in i.groups})
         groups = await gateway.describe_groups(cluster, affected) if affected else {}
     return Assessment(impacts, groups)
+
+
+def _behind(
+    partitions: Sequence[TopicPartition],
+    resolved: Mapping[TopicPartition, int],
+    committed: Mapping[str, Mapping[TopicPartition, int]],
+) -> list[TopicPartition]:
+    """The partitions some group has committed on below the cut."""
+    return [
+        tp
+        for tp in partitions
+        if any(
+            (position := offsets.get(tp)) is not None and position < resolved[tp]
+            for offsets in committed.values()
+        )
+    ]
 
 
 def guard_unconsumed(request: DeletionCreate, assessment: Assessment) -> list[UnconsumedGroup]:
@@ -208,8 +245,12 @@ async def plan_deletion(
     committed offsets the guard compares against are still read after both, at accept time.
     """
     listing = asyncio.ensure_future(services.gateway.list_groups(request.cluster))
+    # Whole-topic entries are expanded from fresh metadata: a partition added a moment ago is included.
+    recent = all(entry.partition is not None for entry in request.partitions)
     try:
-        plan = await plan_request(services, request)
+        plan = await plan_request(services, request, recent=recent)
+        if recent and _untouchable(plan):  # a recent policy never refuses on its own: ask again
+            plan = replace(plan, traits=await _traits(services, request.cluster, plan.layouts))
         refuse_untouchable(plan)
     except BaseException:
         # The request's own answer (404, 422) wins over whatever the listing would have said.

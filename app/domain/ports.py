@@ -142,14 +142,18 @@ class KafkaGateway(Protocol):
         """Every topic of the cluster, internal topics excluded (retention policies select from these)."""
         ...
 
-    async def topic_layouts(self, cluster: str, topics: Sequence[str]) -> dict[str, TopicLayout]:
-        """Leaders and replicas of each existing topic among ``topics`` (fresh metadata)."""
+    async def topic_layouts(
+        self, cluster: str, topics: Sequence[str], *, recent: bool = False
+    ) -> dict[str, TopicLayout]:
+        """Leaders and replicas of each existing topic among ``topics`` (fresh metadata; ``recent``: may
+        come from an answer up to the cluster's ``metadata_max_age_ms`` old when it holds every topic)."""
         ...
 
     async def topic_configs(
-        self, cluster: str, topics: Sequence[str], names: Sequence[str]
+        self, cluster: str, topics: Sequence[str], names: Sequence[str], *, recent: bool = False
     ) -> dict[str, dict[str, str]]:
-        """DescribeConfigs: the values of ``names`` for each topic (a name the broker omits is absent)."""
+        """DescribeConfigs: the values of ``names`` for each topic (a name the broker omits is absent;
+        ``recent``: may come from an answer up to the cluster's ``metadata_max_age_ms`` old)."""
         ...
 
     async def delete_records_versions(self, cluster: str) -> dict[int, int]:

@@ -60,6 +60,9 @@ class ClusterClient:
         self.settings = settings
         self._client: Any = None
         self._preferred_node: Any = None
+        # The coordinator last found for each consumer group (``groups.py``), kept until a request to it
+        # fails, as Kafka's clients do.
+        self.coordinators: dict[str, int] = {}
 
     @property
     def timeout_s(self) -> float:
@@ -106,7 +109,8 @@ class ClusterClient:
             client, self._client = self._client, None
             await client.close()
 
-    def _nodes(self) -> list[Any]:
+    def nodes(self) -> list[Any]:
+        """The brokers the client knows, the one that last answered metadata first, the others shuffled."""
         if self._client is None:
             return []
         nodes = [broker.nodeId for broker in self._client.cluster.brokers()]
@@ -119,7 +123,7 @@ class ClusterClient:
     async def metadata(self, topics: Sequence[str]) -> Metadata:
         """Fresh metadata for ``topics`` from the first broker that answers; raises ClusterUnreachable."""
         errors: list[str] = []
-        for node in self._nodes():
+        for node in self.nodes():
             try:
                 metadata = await self.send(node, TopicMetadataRequest(topics), timeout_s=self.timeout_s)
             except (BrokerFailure, VersionUnsupported) as exc:

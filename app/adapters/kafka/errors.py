@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Values from Kafka's Errors.java: the codes DeleteRecords, ListOffsets, Metadata, ApiVersions and SASL
-# can produce.
+# can produce, and the group coordinator errors FindCoordinator, DescribeGroups and OffsetFetch are
+# retried on (``groups.py``).
 ERROR_NAMES: dict[int, str] = {
     -1: "UNKNOWN_SERVER_ERROR",
     0: "NONE",
@@ -26,6 +27,9 @@ ERROR_NAMES: dict[int, str] = {
     8: "BROKER_NOT_AVAILABLE",
     9: "REPLICA_NOT_AVAILABLE",
     13: "NETWORK_EXCEPTION",
+    14: "COORDINATOR_LOAD_IN_PROGRESS",
+    15: "COORDINATOR_NOT_AVAILABLE",
+    16: "NOT_COORDINATOR",
     17: "INVALID_TOPIC_EXCEPTION",
     19: "NOT_ENOUGH_REPLICAS",
     29: "TOPIC_AUTHORIZATION_FAILED",
@@ -132,6 +136,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "REPLICA_NOT_AVAILABLE": "A replica of the partition is not available; retried after a metadata refresh.",
     "NETWORK_EXCEPTION": "The partition's leader broker could not be reached (connection refused or lost); "
     "retried after a metadata refresh.",
+    "COORDINATOR_LOAD_IN_PROGRESS": "The group's coordinator is still loading its offsets; asked again.",
+    "COORDINATOR_NOT_AVAILABLE": "The group has no coordinator right now; asked again.",
+    "NOT_COORDINATOR": "The broker asked no longer coordinates the group; its coordinator is found again.",
     "INVALID_TOPIC_EXCEPTION": "The topic is internal to Kafka (such as __consumer_offsets) or its name is "
     "invalid: Kafka refuses to delete records from it.",
     "NOT_ENOUGH_REPLICAS": "Too few in-sync replicas; retried.",

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
 from app.adapters.kafka.errors import ERROR_NAMES, error_name
@@ -19,11 +21,13 @@ from app.adapters.kafka.metadata import (
     EARLIEST,
     LATEST,
     Metadata,
+    TopicMetadata,
     list_offsets_request,
     read_list_offsets,
     route,
 )
 from app.adapters.kafka.protocol import DeleteRecordsRequest, VersionUnsupported
+from app.adapters.kafka.recent import RecentTopics, SingleFlight
 from app.adapters.kafka.responses import DeletedPartition, read_response
 from app.adapters.kafka.topic_listing import TopicListing
 from app.domain.ports import PartitionOutcome, TopicPartition
@@ -49,7 +53,14 @@ class KafkaClusters(ClusterInspection, TopicListing):
         self._settings = dict(clusters)
         self._clients: dict[str, ClusterClient] = {}
         self._locks = {name: asyncio.Lock() for name in self._settings}
-        self._pending: dict[tuple[str, tuple[str, ...]], asyncio.Future[tuple[ClusterClient, Metadata]]] = {}
+        self._shared_metadata: SingleFlight[tuple[str, tuple[str, ...]], tuple[ClusterClient, Metadata]] = (
+            SingleFlight()
+        )
+        self._shared_groups: SingleFlight[str, list[str]] = SingleFlight()
+        self._recent = {
+            name: RecentTopics(settings.metadata_max_age_ms / 1000)
+            for name, settings in self._settings.items()
+        }
 
     def has_cluster(self, cluster: str) -> bool:
         return cluster in self._settings
@@ -77,32 +88,33 @@ class KafkaClusters(ClusterInspection, TopicListing):
         answer (a preview reads log start offsets and high watermarks at once: one Metadata of 10,000
         partitions instead of two); the answer is as fresh as if each had asked."""
         key = (cluster, tuple(sorted(set(topics))))
-        pending = self._pending.get(key)
-        if pending is None:
-            pending = asyncio.ensure_future(self._fresh_metadata(cluster, list(key[1])))
-            self._pending[key] = pending
-            pending.add_done_callback(lambda done: self._settled(key, done))
-        return await asyncio.shield(pending)
+        return await self._shared_metadata.run(key, partial(self._fresh_metadata, cluster, list(key[1])))
 
-    def _settled(
-        self, key: tuple[str, tuple[str, ...]], done: asyncio.Future[tuple[ClusterClient, Metadata]]
-    ) -> None:
-        if self._pending.get(key) is done:
-            del self._pending[key]
-        if not done.cancelled():
-            done.exception()  # retrieved here too: every waiter may have been cancelled meanwhile
+    async def _recent_topics(self, cluster: str, topics: Sequence[str]) -> dict[str, TopicMetadata]:
+        """The topics' metadata, from an answer at most ``metadata_max_age_ms`` old when every topic is in
+        one (see ``recent.py`` for when that is safe), else fresh. Topics that do not exist are absent."""
+        if cluster not in self._settings:
+            raise NotFound(f"unknown cluster {cluster!r}")
+        known = self._recent[cluster].metadata(topics)
+        if known is None:
+            _, metadata = await self._metadata(cluster, topics)
+            known = {name: metadata.topics[name] for name in topics if name in metadata.topics}
+        return known
 
     async def _fresh_metadata(self, cluster: str, topics: list[str]) -> tuple[ClusterClient, Metadata]:
         """A client that reaches no broker any more is dropped, so the next call bootstraps again (the
         cluster may have come back elsewhere)."""
         client = await self._client(cluster)
+        asked_at = time.monotonic()
         try:
-            return client, await client.metadata(topics)
+            metadata = await client.metadata(topics)
         except ClusterUnreachable:
             if self._clients.get(cluster) is client:
                 del self._clients[cluster]
                 await client.close()
             raise
+        self._recent[cluster].learn_metadata(asked_at, topics, metadata)
+        return client, metadata
 
     async def ping(self, cluster: str) -> bool:
         """A brokers-only metadata request; answers within ``PING_TIMEOUT_S`` so a probe never hangs."""
@@ -139,10 +151,38 @@ class KafkaClusters(ClusterInspection, TopicListing):
     async def _list_offsets(
         self, cluster: str, partitions: Sequence[TopicPartition], timestamp: int
     ) -> dict[TopicPartition, int]:
+        """ListOffsets on each partition's leader. The leaders may come from metadata up to
+        ``metadata_max_age_ms`` old, as Kafka's consumers route: the offsets are still the leaders' own
+        answers, and a partition whose leader moved (refused, or not in that metadata) is asked again
+        with fresh metadata."""
+        offsets: dict[TopicPartition, int] = {}
+        failed: dict[TopicPartition, PartitionOutcome] = {}
+        memory = self._recent.get(cluster)
         try:
-            client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
+            known = memory.metadata(sorted({tp.topic for tp in partitions})) if memory else None
+            if known is not None:
+                client = await self._client(cluster)
+                offsets, failed = await self._offsets_on_leaders(
+                    client, Metadata((), known), partitions, timestamp
+                )
+                partitions = list(failed)
+            if partitions:
+                client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
+                fresh, failed = await self._offsets_on_leaders(client, metadata, partitions, timestamp)
+                offsets.update(fresh)
         except ClusterUnreachable as exc:
             raise ServiceUnavailable(str(exc)) from exc
+        if failed:
+            shown = "; ".join(f"{tp}: {o.error}" for tp, o in sorted(failed.items())[:10])
+            raise ServiceUnavailable(
+                f"cannot read offsets of {len(failed)} partition(s) on {cluster!r}: {shown}"
+            )
+        return offsets
+
+    async def _offsets_on_leaders(
+        self, client: ClusterClient, metadata: Metadata, partitions: Sequence[TopicPartition], timestamp: int
+    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, PartitionOutcome]]:
+        """The offsets read, and the partitions that could not be read with their outcome."""
         by_leader, failed = route(metadata, partitions)
         answers = await asyncio.gather(
             *(self._list_leader(client, leader, tps, timestamp) for leader, tps in by_leader.items())
@@ -154,12 +194,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
                     offsets[tp] = outcome.low_watermark
                 else:
                     failed[tp] = outcome
-        if failed:
-            shown = "; ".join(f"{tp}: {o.error}" for tp, o in sorted(failed.items())[:10])
-            raise ServiceUnavailable(
-                f"cannot read offsets of {len(failed)} partition(s) on {cluster!r}: {shown}"
-            )
-        return offsets
+        return offsets, failed
 
     async def _list_leader(
         self, client: ClusterClient, leader: int, partitions: list[TopicPartition], timestamp: int

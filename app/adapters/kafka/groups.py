@@ -53,6 +53,15 @@ async def _send(client: ClusterClient, node: int, request: Any) -> Any:
         raise GroupQueryFailed(str(exc)) from exc
 
 
+async def _sent_or_none(client: ClusterClient, node: int, request: Any) -> Any:
+    """None when the broker could not be asked: its groups are asked again through a fresh
+    FindCoordinator, which fails the query if the cluster still cannot answer."""
+    try:
+        return await client.send(node, request, timeout_s=client.timeout_s)
+    except BrokerFailure:
+        return None
+
+
 async def find_coordinator(client: ClusterClient, brokers: Sequence[int], group: str) -> int:
     failures: list[str] = []
     for node in brokers:
@@ -65,6 +74,7 @@ async def find_coordinator(client: ClusterClient, brokers: Sequence[int], group:
             continue
         error = error_name(int(response.error_code))
         if error == "NONE":
+            client.coordinators[group] = int(response.coordinator_id)
             return int(response.coordinator_id)
         if error not in RETRIABLE:
             raise GroupQueryFailed(f"FindCoordinator for group {group!r}: {error}")
@@ -131,10 +141,20 @@ def _described(entry: Any) -> GroupInfo | None:
 
 
 async def _coordinator_or_none(client: ClusterClient, brokers: Sequence[int], group: str) -> int | None:
+    """The coordinator last found for ``group`` (as Kafka's clients keep it), else FindCoordinator; a
+    request to a coordinator that moved fails retriably and the group is asked again on its own, with a
+    fresh FindCoordinator (``_forget``)."""
+    if (known := client.coordinators.get(group)) is not None:
+        return known
     try:
         return await find_coordinator(client, brokers, group)
     except _Retriable:
         return None
+
+
+def _forget(client: ClusterClient, groups: Sequence[str]) -> None:
+    for group in groups:
+        client.coordinators.pop(group, None)
 
 
 async def describe_groups(
@@ -148,15 +168,19 @@ async def describe_groups(
     for group, node in zip(groups, coordinators, strict=True):
         (again if node is None else by_node[node]).append(group)
     answers = await asyncio.gather(
-        *(_send(client, node, DescribeGroupsBatch(members)) for node, members in by_node.items())
+        *(_sent_or_none(client, node, DescribeGroupsBatch(members)) for node, members in by_node.items())
     )
     infos: dict[str, GroupInfo] = {}
     for (_node, asked), response in zip(by_node.items(), answers, strict=True):
+        if response is None:
+            again.extend(asked)
+            continue
         for group, entry in zip(asked, response.groups, strict=True):
             if (info := _described(entry)) is None:
                 again.append(group)
             else:
                 infos[group] = info
+    _forget(client, again)
     for info in await asyncio.gather(*(describe_group(client, brokers, g) for g in again)):
         infos[info.group_id] = info
     return infos
@@ -230,13 +254,11 @@ async def _batch_on_coordinator(
     known: Interned,
 ) -> tuple[dict[str, dict[TopicPartition, int]], list[str]]:
     """OffsetFetch v8 for all ``groups`` of one coordinator; the groups to ask one by one come back
-    second (the broker has no v8, or the group's coordinator moved)."""
+    second (the broker has no v8 or could not be asked, or the group's coordinator moved)."""
     try:
         response = await client.send(node, GroupsOffsetsRequest(groups, topics), timeout_s=client.timeout_s)
-    except VersionUnsupported:
+    except (VersionUnsupported, BrokerFailure):
         return {}, groups
-    except BrokerFailure as exc:
-        raise GroupQueryFailed(str(exc)) from exc
     answers = read_groups_offsets(response).groups
     found: dict[str, dict[TopicPartition, int]] = {}
     again: list[str] = []
@@ -266,6 +288,7 @@ async def committed_offsets_of_groups(
     for answered, retry in batches:
         found.update(answered)
         again.extend(retry)
+    _forget(client, again)
     singles = await asyncio.gather(*(committed_offsets(client, brokers, g, partitions) for g in again))
     found.update(zip(again, singles, strict=True))
     return {group: found[group] for group in groups}

@@ -8,6 +8,7 @@ callers never decide on partial data.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Protocol
@@ -19,7 +20,8 @@ from app.adapters.kafka.groups import (
     describe_groups,
     list_groups,
 )
-from app.adapters.kafka.metadata import Metadata
+from app.adapters.kafka.metadata import Metadata, TopicMetadata
+from app.adapters.kafka.recent import RecentTopics, SingleFlight
 from app.adapters.kafka.sampling import record_timestamps
 from app.adapters.kafka.topic_info import (
     INTERNAL_TOPICS,
@@ -33,7 +35,14 @@ from app.errors import ServiceUnavailable
 
 
 class _HasMetadata(Protocol):
+    _recent: Mapping[str, RecentTopics]
+    _shared_groups: SingleFlight[str, list[str]]
+
     async def _metadata(self, cluster: str, topics: Sequence[str]) -> tuple[ClusterClient, Metadata]: ...
+
+    async def _recent_topics(self, cluster: str, topics: Sequence[str]) -> dict[str, TopicMetadata]: ...
+
+    async def _client(self, cluster: str) -> ClusterClient: ...
 
 
 @asynccontextmanager
@@ -55,10 +64,13 @@ class ClusterInspection:
             return await offsets_for_times(client, metadata, times)
 
     async def topic_layouts(
-        self: _HasMetadata, cluster: str, topics: Sequence[str]
+        self: _HasMetadata, cluster: str, topics: Sequence[str], *, recent: bool = False
     ) -> dict[str, TopicLayout]:
         async with _unavailable(cluster):
-            _, metadata = await self._metadata(cluster, topics)
+            if recent:
+                answered = await self._recent_topics(cluster, topics)
+            else:
+                answered = (await self._metadata(cluster, topics))[1].topics
         return {
             name: TopicLayout(
                 name=name,
@@ -68,16 +80,25 @@ class ClusterInspection:
                     for index, p in topic.partitions.items()
                 },
             )
-            for name, topic in metadata.topics.items()
+            for name, topic in answered.items()
             if topic.error == "NONE" and name in topics
         }
 
     async def topic_configs(
-        self: _HasMetadata, cluster: str, topics: Sequence[str], names: Sequence[str]
+        self: _HasMetadata, cluster: str, topics: Sequence[str], names: Sequence[str], *, recent: bool = False
     ) -> dict[str, dict[str, str]]:
+        """Any broker answers DescribeConfigs for topics: the client's brokers are tried in turn, no
+        Metadata needed."""
+        memory = self._recent.get(cluster)
+        if recent and memory is not None and (known := memory.configs(topics, names)) is not None:
+            return known
         async with _unavailable(cluster):
-            client, metadata = await self._metadata(cluster, [])
-            return await topic_configs(client, metadata.brokers, topics, names)
+            client = await self._client(cluster)
+            asked_at = time.monotonic()
+            configs = await topic_configs(client, topics, names)
+        if memory is not None:
+            memory.learn_configs(asked_at, names, configs)
+        return configs
 
     async def delete_records_versions(self: _HasMetadata, cluster: str) -> dict[int, int]:
         async with _unavailable(cluster):
@@ -94,16 +115,24 @@ class ClusterInspection:
             return await record_timestamps(client, metadata, starts, limit)
 
     async def list_groups(self: _HasMetadata, cluster: str) -> list[str]:
-        async with _unavailable(cluster):
-            client, metadata = await self._metadata(cluster, [])
-            return await list_groups(client, metadata.brokers)
+        """Callers asking while a listing is in flight share it: its ListGroups were sent at most one
+        round trip before they asked (no answer is kept once it is in)."""
 
+        async def listing() -> list[str]:
+            async with _unavailable(cluster):
+                client, metadata = await self._metadata(cluster, [])
+                return await list_groups(client, metadata.brokers)
+
+        return await self._shared_groups.run(cluster, listing)
+
+    # Describing groups and reading their offsets goes to each group's coordinator; FindCoordinator may be
+    # asked of any broker, so the client's brokers serve and no Metadata is needed.
     async def describe_groups(
         self: _HasMetadata, cluster: str, groups: Sequence[str]
     ) -> dict[str, GroupInfo]:
         async with _unavailable(cluster):
-            client, metadata = await self._metadata(cluster, [])
-            return await describe_groups(client, metadata.brokers, groups)
+            client = await self._client(cluster)
+            return await describe_groups(client, client.nodes(), groups)
 
     async def committed_offsets(
         self: _HasMetadata, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
@@ -111,5 +140,5 @@ class ClusterInspection:
         if not groups or not partitions:
             return {group: {} for group in groups}
         async with _unavailable(cluster):
-            client, metadata = await self._metadata(cluster, [])
-            return await committed_offsets_of_groups(client, metadata.brokers, groups, partitions)
+            client = await self._client(cluster)
+            return await committed_offsets_of_groups(client, client.nodes(), groups, partitions)

@@ -75,13 +75,22 @@ async def offsets_for_times(
 
 
 async def topic_configs(
-    client: ClusterClient, brokers: Sequence[int], topics: Sequence[str], names: Sequence[str]
+    client: ClusterClient, topics: Sequence[str], names: Sequence[str]
 ) -> dict[str, dict[str, str]]:
-    """DescribeConfigs for topic resources (any broker answers for topics)."""
-    if not topics or not brokers:
+    """DescribeConfigs for topic resources from the first broker that answers (any broker answers for
+    topics); an error for a topic is a ``TopicQueryFailed``."""
+    if not topics:
         return {}
     resources = [(TOPIC_RESOURCE, topic, list(names)) for topic in sorted(set(topics))]
-    response = await send_or_fail(client, brokers[0], DescribeConfigsRequest(resources))
+    response, failures = None, []
+    for node in client.nodes():
+        try:
+            response = await send_or_fail(client, node, DescribeConfigsRequest(resources))
+            break
+        except TopicQueryFailed as exc:
+            failures.append(str(exc))
+    if response is None:
+        raise TopicQueryFailed(f"no broker answered DescribeConfigs ({'; '.join(failures)})")
     configs: dict[str, dict[str, str]] = {}
     for resource in response.resources:
         code, _message, _type, name, entries = resource[:5]

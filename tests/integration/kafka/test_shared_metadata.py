@@ -25,7 +25,7 @@ async def test_concurrent_offset_reads_share_metadata(emulator: Any, gateway: Ka
     )
     assert starts == {partitions[0]: 3, partitions[1]: 0, partitions[2]: 0}
     assert ends == {partitions[0]: 5, partitions[1]: 0, partitions[2]: 2}
-    assert gateway._pending == {}
+    assert gateway._shared_metadata.pending == {}
 
 
 async def test_a_cancelled_caller_leaves_the_others_their_answer(

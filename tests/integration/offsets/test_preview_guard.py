@@ -121,6 +121,29 @@ async def test_guard_refuses_unless_allowed_or_ignored(
     ]
 
 
+async def test_guard_counts_the_partitions_behind_the_cut_from_their_log_start(
+    app_client: httpx.AsyncClient, alice: dict[str, str], emulator: Any
+) -> None:
+    emulator.create_topic("orders", partitions=3, replication_factor=3)
+    await produce(emulator, "orders", {0: 10, 1: 10, 2: 10})
+    await commit(emulator, "billing", {("orders", 0): 2, ("orders", 1): 8})
+    first = body({"topic": "orders", "partition": 0, "offset": 4}, allow_unconsumed=True)
+    accepted = await app_client.post("/v1/deletions", json=first, headers=alice)
+    assert accepted.status_code == 202, accepted.text
+
+    async def deleted() -> bool:
+        read = await app_client.get(f"/v1/deletions/{accepted.json()['id']}", headers=alice)
+        return bool(read.json()["status"] == "succeeded")
+
+    await wait_until(deleted)
+    # Partition 0: billing at 2, log start 4, cut 6: 2 unread. Partition 1: billing read past the cut.
+    # Partition 2: billing never committed there.
+    request = body(*({"topic": "orders", "partition": p, "offset": 6} for p in range(3)))
+    refused = await app_client.post("/v1/deletions", json=request, headers=alice)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["groups"] == [{"group": "billing", "unread_records": 2, "partitions": 1}]
+
+
 async def test_compact_and_internal_topics_are_refused_at_accept(
     app_client: httpx.AsyncClient, alice: dict[str, str], emulator: Any
 ) -> None:

@@ -9,15 +9,29 @@ from datetime import datetime
 from itertools import chain, repeat
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, exists, func, insert, or_, select, tuple_, update
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    String,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    tuple_,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition
-
-# Below this many partitions a plain multi-row INSERT is cheaper than COPY's extra round trip.
-COPY_MIN_ROWS = 200
 
 
 @dataclass(frozen=True)
@@ -35,67 +49,87 @@ async def find_by_idempotency_key(session: AsyncSession, principal: str, key: st
     return (await session.execute(query)).scalar_one_or_none()
 
 
+DELETIONS = cast(Table, Deletion.__table__)
+DELETION_COLUMNS = tuple(column.key for column in DELETIONS.columns)
+# Statements are built once, so each execution is a compiled-cache hit, and run on the session's
+# connection (Core): no unit of work or ORM bulk bookkeeping, ``deletion`` stays a transient object.
+INSERT_DELETION = insert(DELETIONS)
+INSERT_TASKS = insert(cast(Table, PartitionDeletion.__table__))
+# PostgreSQL: the deletion and all its partitions in one statement and one round trip, whatever their
+# number (10,000 partitions are five arrays). The foreign key is checked at the end of the statement. A
+# task starts pending, unclaimed, due now; the executor sets ``deadline_at`` when it first claims it, so
+# the timeout counts from the first send. Every deletion column is bound: one missing from the text
+# fails at import.
+_POSTGRESQL_INSERT = text(
+    """
+    WITH new_deletion AS (
+        INSERT INTO deletion (id, cluster, principal, client_host, request_id, reason, leader_only,
+            timeout_ms, status, partition_count, topics, principal_groups, idempotency_key, request_hash,
+            created_at, updated_at, finished_at)
+        VALUES (:id, :cluster, :principal, :client_host, :request_id, :reason, :leader_only,
+            :timeout_ms, :status, :partition_count, :topics, :principal_groups, :idempotency_key,
+            :request_hash, :created_at, :updated_at, :finished_at)
+    )
+    INSERT INTO partition_deletion (deletion_id, topic, partition, requested_offset, resolved_offset,
+        spec, status, attempts, fence, next_attempt_at, deadline_at, updated_at)
+    SELECT :id, t.topic, t.partition, t.requested_offset, t.resolved_offset, t.spec::json,
+        :pending, 0, 0, :created_at, NULL, :created_at
+    FROM unnest(:task_topics, :task_partitions, :task_requested, :task_resolved, :task_specs)
+        AS t(topic, partition, requested_offset, resolved_offset, spec)
+    """
+).bindparams(
+    *(bindparam(column.key, type_=column.type) for column in DELETIONS.columns),
+    bindparam("pending", type_=String),
+    bindparam("task_topics", type_=ARRAY(String)),
+    bindparam("task_partitions", type_=ARRAY(Integer)),
+    bindparam("task_requested", type_=ARRAY(BigInteger)),
+    bindparam("task_resolved", type_=ARRAY(BigInteger)),
+    bindparam("task_specs", type_=ARRAY(Text)),
+)
+
+
 async def create_deletion(
     session: AsyncSession, deletion: Deletion, partitions: Sequence[PlannedPartition]
 ) -> None:
-    """Insert ``deletion`` and one pending task row per partition (the executor sets ``deadline_at`` when it
-    first claims a row, so the timeout counts from the first send)."""
-    session.add(deletion)
-    await session.flush()
-    pending, created = PartitionStatus.PENDING.value, deletion.created_at
-    records = [
-        (
-            deletion.id,
-            *p.partition,
-            p.requested_offset,
-            p.resolved_offset,
-            p.spec,
-            pending,
-            0,
-            0,
-            created,
-            None,
-            created,
+    """Insert ``deletion`` and one pending task row per partition. ``deletion`` is not added to the
+    session."""
+    connection = await session.connection()
+    values = {name: getattr(deletion, name) for name in DELETION_COLUMNS}
+    pending = PartitionStatus.PENDING.value
+    if connection.dialect.name == "postgresql":
+        texts: dict[Any, str | None] = {}  # specs repeat: encode each once
+        await connection.execute(
+            _POSTGRESQL_INSERT,
+            {
+                **values,
+                "pending": pending,
+                "task_topics": [p.partition.topic for p in partitions],
+                "task_partitions": [p.partition.partition for p in partitions],
+                "task_requested": [p.requested_offset for p in partitions],
+                "task_resolved": [p.resolved_offset for p in partitions],
+                "task_specs": [_json_text(p.spec, texts) for p in partitions],
+            },
         )
+        return
+    await connection.execute(INSERT_DELETION, values)
+    created = deletion.created_at
+    start = {"deletion_id": deletion.id, "status": pending, "attempts": 0, "fence": 0}
+    start |= {"next_attempt_at": created, "deadline_at": None, "updated_at": created}
+    rows = [
+        {
+            **start,
+            "topic": p.partition.topic,
+            "partition": p.partition.partition,
+            "requested_offset": p.requested_offset,
+            "resolved_offset": p.resolved_offset,
+            "spec": p.spec,
+        }
         for p in partitions
     ]
-    await _insert_partitions(session, records)
+    await connection.execute(INSERT_TASKS, rows)
 
 
-TASK_COLUMNS = (
-    "deletion_id",
-    "topic",
-    "partition",
-    "requested_offset",
-    "resolved_offset",
-    "spec",
-    "status",
-    "attempts",
-    "fence",
-    "next_attempt_at",
-    "deadline_at",
-    "updated_at",
-)
-SPEC = TASK_COLUMNS.index("spec")
-
-
-async def _insert_partitions(session: AsyncSession, records: list[tuple[Any, ...]]) -> None:
-    """Core INSERT (no ORM bookkeeping); on PostgreSQL a large request goes through COPY, inside the
-    same transaction: 10,000 rows take a few tens of milliseconds instead of most of a second."""
-    connection = await session.connection()
-    if connection.dialect.name != "postgresql" or len(records) < COPY_MIN_ROWS:
-        rows = [dict(zip(TASK_COLUMNS, record, strict=True)) for record in records]
-        await session.execute(insert(cast(Table, PartitionDeletion.__table__)), rows)
-        return
-    texts: dict[Any, str] = {}  # asyncpg's json codec takes JSON text; specs repeat, encode each once
-    copied = [(*r[:SPEC], _json_text(r[SPEC], texts), *r[SPEC + 1 :]) for r in records]
-    raw = await connection.get_raw_connection()
-    await raw.driver_connection.copy_records_to_table(  # type: ignore[union-attr]
-        PartitionDeletion.__tablename__, records=copied, columns=TASK_COLUMNS
-    )
-
-
-def _json_text(value: dict[str, object] | None, texts: dict[Any, str]) -> str | None:
+def _json_text(value: dict[str, object] | None, texts: dict[Any, str | None]) -> str | None:
     if value is None:
         return None
     try:
@@ -103,9 +137,9 @@ def _json_text(value: dict[str, object] | None, texts: dict[Any, str]) -> str | 
         hash(key)
     except TypeError:
         return json.dumps(value)
-    if (text := texts.get(key)) is None:
-        text = texts[key] = json.dumps(value)
-    return text
+    if (encoded := texts.get(key)) is None:
+        encoded = texts[key] = json.dumps(value)
+    return encoded
 
 
 async def get_deletion(session: AsyncSession, deletion_id: str) -> Deletion | None:

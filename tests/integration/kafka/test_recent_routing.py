@@ -1,0 +1,52 @@
+"""ListOffsets routed with remembered leaders: a leader that moved or stopped since is asked again through
+fresh metadata, and the offsets are always the current leader's answer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kafka_gateway_helpers import CLUSTER, cluster_settings, leader_of, partition_state, produce, wait_until
+
+from app.adapters.kafka import KafkaClusters
+from app.domain.ports import TopicPartition
+
+TP = TopicPartition
+
+
+@pytest.fixture
+async def gateway(emulator: Any) -> AsyncIterator[KafkaClusters]:
+    """Leaders remembered for 5 minutes: nothing depends on how fast the test runs."""
+    clusters = KafkaClusters({CLUSTER: cluster_settings(emulator, metadata_max_age_ms=300_000)})
+    try:
+        yield clusters
+    finally:
+        await clusters.close()
+
+
+async def test_offsets_follow_a_moved_leader(emulator: Any, gateway: KafkaClusters) -> None:
+    emulator.create_topic("events", 1, 3)
+    await produce(emulator, "events", {0: 4})
+    tp = TP("events", 0)
+    assert await gateway.high_watermarks(CLUSTER, [tp]) == {tp: 4}
+    old = leader_of(emulator, "events", 0)
+    emulator.move_leader("events", 0, next(b for b in sorted(emulator.brokers) if b != old))
+    await produce(emulator, "events", {0: 2})
+
+    def replicated() -> bool:
+        replicas = partition_state(emulator, "events", 0)["replica_states"].values()
+        return all(r["high_watermark"] == 6 for r in replicas)
+
+    await wait_until(replicated)
+    assert await gateway.high_watermarks(CLUSTER, [tp]) == {tp: 6}
+    assert await gateway.log_start_offsets(CLUSTER, [tp]) == {tp: 0}
+
+
+async def test_offsets_route_around_a_stopped_leader(emulator: Any, gateway: KafkaClusters) -> None:
+    emulator.create_topic("events", 2, 3)
+    await produce(emulator, "events", {0: 3, 1: 5})
+    partitions = [TP("events", 0), TP("events", 1)]
+    assert await gateway.high_watermarks(CLUSTER, partitions) == dict(zip(partitions, [3, 5], strict=True))
+    await emulator.stop_broker(leader_of(emulator, "events", 0))
+    assert await gateway.high_watermarks(CLUSTER, partitions) == dict(zip(partitions, [3, 5], strict=True))
