@@ -7,6 +7,7 @@ write lock up front makes writers queue on busy_timeout instead. Every connectio
 foreign keys enforced.
 
 Commit or roll back only at the boundary: :func:`write_transaction` (and the API's session dependency).
+Reads go through :func:`read_session` (ORM) or, for the API's hot read paths, :func:`read_connection` (Core).
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 from sqlalchemy.util import await_only
 
 BEGIN_IMMEDIATE = "purge_begin_immediate"
@@ -116,3 +123,14 @@ async def read_session(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncI
         if session.bind is not None and session.bind.dialect.name == "postgresql":
             await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
         yield session
+
+
+@asynccontextmanager
+async def read_connection(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncConnection]:
+    """A Core connection for reads only (no ORM session, identity map or unit of work), from the same
+    pool as ``sessionmaker``'s sessions; autocommit on PostgreSQL, as in :func:`read_session`."""
+    engine: AsyncEngine = sessionmaker.kw["bind"]
+    async with engine.connect() as connection:
+        if engine.dialect.name == "postgresql":
+            await connection.execution_options(isolation_level="AUTOCOMMIT")
+        yield connection
