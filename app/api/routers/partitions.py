@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
+from sqlalchemy import Row
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.adapters.db.repositories import deletion_reads as reads
-from app.adapters.db.session import read_connection
+from app.adapters.db.session import run_read
 from app.api.deps import ServicesDep
 from app.api.pagination import decode_cursor
 from app.api.routers.deletions import DeletionId
@@ -33,11 +36,13 @@ async def list_partitions(
     """List a deletion's partitions in (topic, partition) order, optionally by status."""
     size = page_limit(services, limit)
     after = decode_cursor(cursor, str, int) if cursor is not None else None
-    async with read_connection(services.sessionmaker) as connection:
+
+    async def read(connection: AsyncConnection) -> Sequence[Row[Any]]:
         deletion = await visible_record(connection, services.authorization, principal, deletion_id)
-        rows = await reads.list_partitions(
-            connection, deletion.id, status=status, after=(after[0], after[1]) if after else None, limit=size
-        )
+        start = (after[0], after[1]) if after else None
+        return await reads.list_partitions(connection, deletion.id, status=status, after=start, limit=size)
+
+    rows = await run_read(services.sessionmaker, read)
     return PartitionPage(
         items=[partition_read(row) for row in rows], next_cursor=partition_cursor(rows, size)
     )
@@ -52,9 +57,12 @@ async def get_partition(
     services: ServicesDep,
 ) -> PartitionRead:
     """Read one partition of a deletion: offsets, status, watermarks, Kafka error and attempts."""
-    async with read_connection(services.sessionmaker) as connection:
+
+    async def read(connection: AsyncConnection) -> Row[Any] | None:
         deletion = await visible_record(connection, services.authorization, principal, deletion_id)
-        row = await reads.get_partition(connection, deletion.id, topic, partition)
+        return await reads.get_partition(connection, deletion.id, topic, partition)
+
+    row = await run_read(services.sessionmaker, read)
     if row is None:
         raise NotFound(f"Deletion {deletion_id!r} has no partition {topic}-{partition}.")
     return partition_read(row)
