@@ -15,6 +15,7 @@ from app.api.problems import request_id_of
 from app.auth import Principal
 from app.auth.acl_sources import AclSources
 from app.domain.acl import Operation
+from app.domain.deletions import DeletionScope
 from app.domain.ports import KafkaGateway
 from app.settings import Settings
 from app.worker import Executor
@@ -33,7 +34,7 @@ class Authorization(Protocol):
         """Raise ``Forbidden`` unless ``principal`` may delete records of every topic."""
         ...
 
-    async def can_view(self, principal: Principal, deletion: Deletion) -> bool:
+    async def can_view(self, principal: Principal, deletion: DeletionScope) -> bool:
         """Whether ``principal`` may see ``deletion`` (if not, the API answers 404, not 403)."""
         ...
 
@@ -75,7 +76,7 @@ class AllowAll:
     ) -> None:
         return None
 
-    async def can_view(self, principal: Principal, deletion: Deletion) -> bool:
+    async def can_view(self, principal: Principal, deletion: DeletionScope) -> bool:
         return True
 
     async def check_cancel(

@@ -31,6 +31,7 @@ from app.auth.acl_sources import AclReader, AclSources, KafkaAclSource, ServiceA
 from app.auth.principal import Principal
 from app.domain.acl import CLUSTER_RESOURCE_NAME, Operation, ResourceType
 from app.domain.authorizer import Authorizer, Decision, parse_super_users
+from app.domain.deletions import DeletionScope
 from app.domain.prefix_authorization import authorize_prefix
 from app.errors import Forbidden
 from app.settings import Settings
@@ -106,7 +107,7 @@ class KafkaAclAuthorization:
         if denied:
             await self._refuse(principal, cluster, Operation.DESCRIBE, ResourceType.TOPIC, denied, request_id)
 
-    async def can_view(self, principal: Principal, deletion: Deletion) -> bool:
+    async def can_view(self, principal: Principal, deletion: DeletionScope) -> bool:
         if deletion.principal == principal.name or self.is_super_user(principal):
             return True
         return not await self.denied_topics(principal, deletion.cluster, Operation.DESCRIBE, deletion.topics)

@@ -15,6 +15,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from enum import StrEnum
+from typing import Protocol
+
+
+class DeletionScope(Protocol):
+    """What deciding who may see a deletion needs: who asked, on which cluster, for which topics."""
+
+    @property
+    def principal(self) -> str: ...
+
+    @property
+    def cluster(self) -> str: ...
+
+    @property
+    def topics(self) -> list[str]: ...
 
 
 class PartitionStatus(StrEnum):

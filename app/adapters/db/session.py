@@ -7,22 +7,33 @@ write lock up front makes writers queue on busy_timeout instead. Every connectio
 foreign keys enforced.
 
 Commit or roll back only at the boundary: :func:`write_transaction` (and the API's session dependency).
+Reads go through :func:`read_session` (ORM) or, for the API's hot read paths, :func:`run_read` (Core).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 from sqlalchemy.util import await_only
 
 BEGIN_IMMEDIATE = "purge_begin_immediate"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+T = TypeVar("T")
+_SOCKET_CHECK_ONLY: ContextVar[bool] = ContextVar("purge_socket_check_only", default=False)
 
 
 def is_sqlite(engine: AsyncEngine) -> bool:
@@ -56,10 +67,12 @@ def _ping_once(dbapi_connection: Any) -> bool:
     """The pre-ping as one round trip. SQLAlchemy's asyncpg ping wraps its ``;`` in BEGIN ... ROLLBACK
     (for PgBouncer in transaction mode; a lone ``;`` is fine there too): three round trips per checkout,
     more than a small request's own queries. False makes the pool replace its connections, as a failed
-    ping does."""
+    ping does. Checkouts by :func:`run_read` only look at the socket (see there)."""
     driver = dbapi_connection.driver_connection
     if driver.is_closed():
         return False
+    if _SOCKET_CHECK_ONLY.get():
+        return True
     try:
         await_only(driver.fetchrow(";"))
     except Exception:
@@ -116,3 +129,39 @@ async def read_session(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncI
         if session.bind is not None and session.bind.dialect.name == "postgresql":
             await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
         yield session
+
+
+async def run_read(
+    sessionmaker: async_sessionmaker[AsyncSession], read: Callable[[AsyncConnection], Awaitable[T]]
+) -> T:
+    """``await read(connection)`` on a Core connection from ``sessionmaker``'s pool, for reads only (no
+    ORM session, identity map or unit of work); autocommit on PostgreSQL, as in :func:`read_session`.
+
+    The checkout skips the pre-ping round trip (as costly as a small query): a connection the database
+    closed is still refused when its socket has seen the close. One that died an instant ago (say the
+    database restarted) fails its first statement instead, which invalidates it and every older
+    connection of the pool; ``read`` then runs once more, on a pinged connection. A read changes
+    nothing, so running it twice is safe; any other error is raised as is.
+    """
+    engine: AsyncEngine = sessionmaker.kw["bind"]
+    try:
+        return await _read_on(engine, read, ping=False)
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+    return await _read_on(engine, read, ping=True)
+
+
+async def _read_on(engine: AsyncEngine, read: Callable[[AsyncConnection], Awaitable[T]], *, ping: bool) -> T:
+    # The flag is seen by _ping_once during this checkout only (SQLAlchemy runs the checkout in a
+    # greenlet that shares this task's context), not by checkouts ``read`` itself may cause.
+    token = _SOCKET_CHECK_ONLY.set(not ping)
+    try:
+        connection = await engine.connect()
+    finally:
+        _SOCKET_CHECK_ONLY.reset(token)
+    async with AsyncExitStack() as stack:
+        stack.push_async_exit(connection)
+        if engine.dialect.name == "postgresql":
+            await connection.execution_options(isolation_level="AUTOCOMMIT")
+        return await read(connection)

@@ -6,10 +6,12 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Response
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.adapters.db.repositories import deletion_reads as reads
 from app.adapters.db.repositories import deletions as repo
-from app.adapters.db.session import read_session, write_transaction
-from app.api.deps import AuthorizationDep, RequestIdDep, ServicesDep, SessionDep
+from app.adapters.db.session import read_session, run_read, write_transaction
+from app.api.deps import AuthorizationDep, RequestIdDep, ServicesDep
 from app.api.pagination import cursor_time, decode_cursor, encode_cursor
 from app.api.preview import preview_deletion
 from app.api.schemas.common import PageLimit, problem_responses
@@ -28,6 +30,7 @@ from app.api.views import (
     deletion_summary,
     page_limit,
     visible_deletion,
+    visible_record,
 )
 from app.audit import append_event
 from app.auth import PrincipalDep
@@ -82,16 +85,14 @@ async def create_deletion(
         return accepted_deletion_read(submission.deletion, submission.planned)
     if submission.replayed:
         response.headers[REPLAY_HEADER] = "true"
-    async with read_session(services.sessionmaker) as session:
-        return await deletion_read(session, submission.deletion, limit)
+    stored = reads.record_of(submission.deletion)
+    return await run_read(services.sessionmaker, lambda connection: deletion_read(connection, stored, limit))
 
 
 @router.get("", response_model=DeletionPage, responses=problem_responses(401, 422))
 async def list_deletions(
     principal: PrincipalDep,
     services: ServicesDep,
-    session: SessionDep,
-    authorization: AuthorizationDep,
     status: DeletionStatus | None = None,
     topic: TopicName | None = None,
     cluster: Annotated[str | None, Query(max_length=255)] = None,
@@ -104,9 +105,13 @@ async def list_deletions(
     if cursor is not None:
         created_at, deletion_id = decode_cursor(cursor, str, str)
         before = (cursor_time(created_at), deletion_id)
-    rows = await repo.list_deletions(
-        session, status=status, topic=topic, cluster=cluster, before=before, limit=size
+    rows = await run_read(
+        services.sessionmaker,
+        lambda connection: reads.list_deletions(
+            connection, status=status, topic=topic, cluster=cluster, before=before, limit=size
+        ),
     )
+    authorization = services.authorization
     items = [deletion_summary(row) for row in rows if await authorization.can_view(principal, row)]
     next_cursor = encode_cursor(rows[-1].created_at.isoformat(), rows[-1].id) if len(rows) == size else None
     return DeletionPage(items=items, next_cursor=next_cursor)
@@ -114,15 +119,15 @@ async def list_deletions(
 
 @router.get("/{deletion_id}", response_model=DeletionRead, responses=problem_responses(401, 404, 422))
 async def get_deletion(
-    deletion_id: DeletionId,
-    principal: PrincipalDep,
-    services: ServicesDep,
-    session: SessionDep,
-    authorization: AuthorizationDep,
+    deletion_id: DeletionId, principal: PrincipalDep, services: ServicesDep
 ) -> DeletionRead:
     """Read a deletion: request fields, overall status, counts per status and its first partitions."""
-    deletion = await visible_deletion(session, authorization, principal, deletion_id)
-    return await deletion_read(session, deletion, services.settings.limits.max_page_size)
+
+    async def read(connection: AsyncConnection) -> DeletionRead:
+        deletion = await visible_record(connection, services.authorization, principal, deletion_id)
+        return await deletion_read(connection, deletion, services.settings.limits.max_page_size)
+
+    return await run_read(services.sessionmaker, read)
 
 
 @router.post(
@@ -163,5 +168,5 @@ async def cancel_deletion(
             },
             occurred_at=now,
         )
-    async with read_session(services.sessionmaker) as session:
-        return await deletion_read(session, deletion, services.settings.limits.max_page_size)
+    changed, limit = reads.record_of(deletion), services.settings.limits.max_page_size
+    return await run_read(services.sessionmaker, lambda connection: deletion_read(connection, changed, limit))

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
+from sqlalchemy import Row
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.adapters.db.repositories import deletions as repo
-from app.api.deps import AuthorizationDep, ServicesDep, SessionDep
+from app.adapters.db.repositories import deletion_reads as reads
+from app.adapters.db.session import run_read
+from app.api.deps import ServicesDep
 from app.api.pagination import decode_cursor
 from app.api.routers.deletions import DeletionId
 from app.api.schemas.common import PageLimit, problem_responses
 from app.api.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
-from app.api.views import page_limit, partition_cursor, partition_read, visible_deletion
+from app.api.views import page_limit, partition_cursor, partition_read, visible_record
 from app.auth import PrincipalDep
 from app.domain.deletions import PartitionStatus
 from app.errors import NotFound
@@ -25,8 +29,6 @@ async def list_partitions(
     deletion_id: DeletionId,
     principal: PrincipalDep,
     services: ServicesDep,
-    session: SessionDep,
-    authorization: AuthorizationDep,
     status: PartitionStatus | None = None,
     cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
     limit: PageLimit = None,
@@ -34,10 +36,13 @@ async def list_partitions(
     """List a deletion's partitions in (topic, partition) order, optionally by status."""
     size = page_limit(services, limit)
     after = decode_cursor(cursor, str, int) if cursor is not None else None
-    deletion = await visible_deletion(session, authorization, principal, deletion_id)
-    rows = await repo.list_partitions(
-        session, deletion.id, status=status, after=(after[0], after[1]) if after else None, limit=size
-    )
+
+    async def read(connection: AsyncConnection) -> Sequence[Row[Any]]:
+        deletion = await visible_record(connection, services.authorization, principal, deletion_id)
+        start = (after[0], after[1]) if after else None
+        return await reads.list_partitions(connection, deletion.id, status=status, after=start, limit=size)
+
+    rows = await run_read(services.sessionmaker, read)
     return PartitionPage(
         items=[partition_read(row) for row in rows], next_cursor=partition_cursor(rows, size)
     )
@@ -49,12 +54,15 @@ async def get_partition(
     topic: Annotated[TopicName, Path()],
     partition: Annotated[PartitionNumber, Path()],
     principal: PrincipalDep,
-    session: SessionDep,
-    authorization: AuthorizationDep,
+    services: ServicesDep,
 ) -> PartitionRead:
     """Read one partition of a deletion: offsets, status, watermarks, Kafka error and attempts."""
-    deletion = await visible_deletion(session, authorization, principal, deletion_id)
-    row = await repo.get_partition(session, deletion.id, topic, partition)
+
+    async def read(connection: AsyncConnection) -> Row[Any] | None:
+        deletion = await visible_record(connection, services.authorization, principal, deletion_id)
+        return await reads.get_partition(connection, deletion.id, topic, partition)
+
+    row = await run_read(services.sessionmaker, read)
     if row is None:
         raise NotFound(f"Deletion {deletion_id!r} has no partition {topic}-{partition}.")
     return partition_read(row)

@@ -15,21 +15,18 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    and_,
     bindparam,
-    exists,
-    func,
     insert,
     or_,
     select,
     text,
-    tuple_,
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.repositories.deletion_reads import status_counts
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition
 
@@ -143,76 +140,8 @@ def _json_text(value: dict[str, object] | None, texts: dict[Any, str | None]) ->
 
 
 async def get_deletion(session: AsyncSession, deletion_id: str) -> Deletion | None:
+    """The deletion as an ORM object, for a write transaction that changes it."""
     return await session.get(Deletion, deletion_id)
-
-
-async def status_counts(session: AsyncSession, deletion_id: str) -> dict[PartitionStatus, int]:
-    query = (
-        select(PartitionDeletion.status, func.count())
-        .where(PartitionDeletion.deletion_id == deletion_id)
-        .group_by(PartitionDeletion.status)
-    )
-    return {PartitionStatus(status): count for status, count in (await session.execute(query)).all()}
-
-
-async def list_partitions(
-    session: AsyncSession,
-    deletion_id: str,
-    *,
-    status: PartitionStatus | None = None,
-    after: tuple[str, int] | None = None,
-    limit: int,
-) -> list[PartitionDeletion]:
-    """Partitions in (topic, partition) order, starting after ``after``."""
-    query = select(PartitionDeletion).where(PartitionDeletion.deletion_id == deletion_id)
-    if status is not None:
-        query = query.where(PartitionDeletion.status == status.value)
-    if after is not None:
-        query = query.where(tuple_(PartitionDeletion.topic, PartitionDeletion.partition) > tuple_(*after))
-    query = query.order_by(PartitionDeletion.topic, PartitionDeletion.partition).limit(limit)
-    return list((await session.execute(query)).scalars())
-
-
-async def get_partition(
-    session: AsyncSession, deletion_id: str, topic: str, partition: int
-) -> PartitionDeletion | None:
-    query = select(PartitionDeletion).where(
-        PartitionDeletion.deletion_id == deletion_id,
-        PartitionDeletion.topic == topic,
-        PartitionDeletion.partition == partition,
-    )
-    return (await session.execute(query)).scalar_one_or_none()
-
-
-async def list_deletions(
-    session: AsyncSession,
-    *,
-    status: DeletionStatus | None = None,
-    topic: str | None = None,
-    cluster: str | None = None,
-    before: tuple[datetime, str] | None = None,
-    limit: int,
-) -> list[Deletion]:
-    """Newest first; ``before`` is the (created_at, id) of the last item of the previous page."""
-    query = select(Deletion)
-    if status is not None:
-        query = query.where(Deletion.status == status.value)
-    if cluster is not None:
-        query = query.where(Deletion.cluster == cluster)
-    if topic is not None:
-        query = query.where(
-            exists().where(PartitionDeletion.deletion_id == Deletion.id, PartitionDeletion.topic == topic)
-        )
-    if before is not None:
-        created_at, deletion_id = before
-        query = query.where(
-            or_(
-                Deletion.created_at < created_at,
-                and_(Deletion.created_at == created_at, Deletion.id < deletion_id),
-            )
-        )
-    query = query.order_by(Deletion.created_at.desc(), Deletion.id.desc()).limit(limit)
-    return list((await session.execute(query)).scalars())
 
 
 async def cancel_pending(session: AsyncSession, deletion_id: str, now: datetime) -> list[tuple[str, int]]:
@@ -235,7 +164,7 @@ async def cancel_pending(session: AsyncSession, deletion_id: str, now: datetime)
 
 async def refresh_status(session: AsyncSession, deletion: Deletion, now: datetime) -> DeletionStatus:
     """Recompute the deletion's status from its partitions and store it (finished_at once final)."""
-    counts = await status_counts(session, deletion.id)
+    counts = await status_counts(await session.connection(), deletion.id)
     status = overall_status(chain.from_iterable(repeat(s, n) for s, n in counts.items()))
     if status.value != deletion.status:
         deletion.status = status.value

@@ -1,0 +1,169 @@
+"""The API's reads of deletions and their partitions: Core statements on a connection, selecting only
+what a response shows (no ORM identity map, instance state or unit of work: a GET spent most of its time
+there). Statements are built once per shape with bound parameters, so SQLAlchemy reuses their cache key
+and compiled form instead of rebuilding both for every request."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from typing import Any, cast
+
+from sqlalchemy import Integer, Row, Select, String, Table, and_, bindparam, exists, func, or_, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.adapters.db.models import Deletion, PartitionDeletion
+from app.domain.deletions import DeletionStatus, PartitionStatus
+
+DELETION = cast(Table, Deletion.__table__)
+PARTITION = cast(Table, PartitionDeletion.__table__)
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionRecord:
+    """A deletion as the API shows it (and decides visibility on)."""
+
+    id: str
+    cluster: str
+    principal: str
+    request_id: str
+    reason: str
+    leader_only: bool
+    timeout_ms: int
+    status: str
+    partition_count: int
+    topics: list[str]
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+
+RECORD_COLUMNS = tuple(DELETION.c[name] for name in DeletionRecord.__dataclass_fields__)
+PARTITION_COLUMNS = tuple(
+    PARTITION.c[name]
+    for name in (
+        "topic",
+        "partition",
+        "requested_offset",
+        "resolved_offset",
+        "spec",
+        "status",
+        "low_watermark",
+        "leader_log_start_offset",
+        "error_code",
+        "error_message",
+        "attempts",
+        "updated_at",
+    )
+)
+_DELETION_BY_ID = select(*RECORD_COLUMNS).where(DELETION.c.id == bindparam("deletion_id"))
+_PARTITION_BY_KEY = select(*PARTITION_COLUMNS).where(
+    PARTITION.c.deletion_id == bindparam("deletion_id"),
+    PARTITION.c.topic == bindparam("topic"),
+    PARTITION.c.partition == bindparam("partition"),
+)
+_STATUS_COUNTS = (
+    select(PARTITION.c.status, func.count())
+    .where(PARTITION.c.deletion_id == bindparam("deletion_id"))
+    .group_by(PARTITION.c.status)
+)
+
+
+def record_of(deletion: Deletion) -> DeletionRecord:
+    return DeletionRecord(*(getattr(deletion, name) for name in DeletionRecord.__dataclass_fields__))
+
+
+async def read_deletion(connection: AsyncConnection, deletion_id: str) -> DeletionRecord | None:
+    row = (await connection.execute(_DELETION_BY_ID, {"deletion_id": deletion_id})).first()
+    return None if row is None else DeletionRecord(*row)
+
+
+async def status_counts(connection: AsyncConnection, deletion_id: str) -> dict[PartitionStatus, int]:
+    rows = await connection.execute(_STATUS_COUNTS, {"deletion_id": deletion_id})
+    return {PartitionStatus(status): count for status, count in rows}
+
+
+async def list_partitions(
+    connection: AsyncConnection,
+    deletion_id: str,
+    *,
+    status: PartitionStatus | None = None,
+    after: tuple[str, int] | None = None,
+    limit: int,
+) -> Sequence[Row[Any]]:
+    """Partitions (``PARTITION_COLUMNS``) in (topic, partition) order, starting after ``after``."""
+    parameters: dict[str, Any] = {"deletion_id": deletion_id, "limit": limit}
+    if status is not None:
+        parameters["status"] = status.value
+    if after is not None:
+        parameters["after_topic"], parameters["after_partition"] = after
+    query = _partitions_query(by_status=status is not None, after=after is not None)
+    rows: Sequence[Row[Any]] = (await connection.execute(query, parameters)).all()
+    return rows
+
+
+@cache
+def _partitions_query(*, by_status: bool, after: bool) -> Select[Any]:
+    query = select(*PARTITION_COLUMNS).where(PARTITION.c.deletion_id == bindparam("deletion_id"))
+    if by_status:
+        query = query.where(PARTITION.c.status == bindparam("status"))
+    if after:
+        after_key = tuple_(
+            bindparam("after_topic", type_=String), bindparam("after_partition", type_=Integer)
+        )
+        query = query.where(tuple_(PARTITION.c.topic, PARTITION.c.partition) > after_key)
+    return query.order_by(PARTITION.c.topic, PARTITION.c.partition).limit(bindparam("limit"))
+
+
+async def get_partition(
+    connection: AsyncConnection, deletion_id: str, topic: str, partition: int
+) -> Row[Any] | None:
+    parameters = {"deletion_id": deletion_id, "topic": topic, "partition": partition}
+    return (await connection.execute(_PARTITION_BY_KEY, parameters)).first()
+
+
+async def list_deletions(
+    connection: AsyncConnection,
+    *,
+    status: DeletionStatus | None = None,
+    topic: str | None = None,
+    cluster: str | None = None,
+    before: tuple[datetime, str] | None = None,
+    limit: int,
+) -> list[DeletionRecord]:
+    """Newest first; ``before`` is the (created_at, id) of the last item of the previous page."""
+    parameters: dict[str, Any] = {"limit": limit}
+    if status is not None:
+        parameters["status"] = status.value
+    if cluster is not None:
+        parameters["cluster"] = cluster
+    if topic is not None:
+        parameters["topic"] = topic
+    if before is not None:
+        parameters["before_at"], parameters["before_id"] = before
+    query = _deletions_query(frozenset(name for name in parameters if name != "limit"))
+    return [DeletionRecord(*row) for row in await connection.execute(query, parameters)]
+
+
+@cache
+def _deletions_query(filters: frozenset[str]) -> Select[Any]:
+    query = select(*RECORD_COLUMNS)
+    if "status" in filters:
+        query = query.where(DELETION.c.status == bindparam("status"))
+    if "cluster" in filters:
+        query = query.where(DELETION.c.cluster == bindparam("cluster"))
+    if "topic" in filters:
+        query = query.where(
+            exists().where(PARTITION.c.deletion_id == DELETION.c.id, PARTITION.c.topic == bindparam("topic"))
+        )
+    if "before_at" in filters:
+        created_at, deletion_id = DELETION.c.created_at, DELETION.c.id
+        query = query.where(
+            or_(
+                created_at < bindparam("before_at"),
+                and_(created_at == bindparam("before_at"), deletion_id < bindparam("before_id")),
+            )
+        )
+    return query.order_by(DELETION.c.created_at.desc(), DELETION.c.id.desc()).limit(bindparam("limit"))

@@ -1,0 +1,129 @@
+"""``run_read``: Core reads that skip the pool's pre-ping and run once more when their connection was dead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+
+from app.adapters.db.session import read_session, run_read
+
+PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+Maker = async_sessionmaker[AsyncSession]
+
+
+def record_statements(engine: AsyncEngine) -> list[str]:
+    statements: list[str] = []
+
+    @event.listens_for(engine.sync_engine, "before_cursor_execute")
+    def _record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    return statements
+
+
+def pings(engine: AsyncEngine) -> list[bool]:
+    """One entry per pre-ping that went to the server (``_ping_once`` sends ``;`` with the driver)."""
+    sent: list[bool] = []
+    original = engine.sync_engine.dialect.do_ping
+
+    def counting(dbapi_connection: Any) -> bool:
+        driver = dbapi_connection.driver_connection
+        before = driver._protocol.queries_count  # asyncpg counts every query it sends
+        alive = original(dbapi_connection)
+        if driver._protocol.queries_count != before:
+            sent.append(alive)
+        return alive
+
+    engine.sync_engine.dialect.do_ping = counting  # type: ignore[method-assign]
+    return sent
+
+
+async def select_one(connection: AsyncConnection) -> int:
+    return int((await connection.execute(text("SELECT 1"))).scalar_one())
+
+
+async def terminate_backends(url: str) -> int:
+    admin = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        killed: int = await admin.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1",
+            url.rsplit("/", 1)[1],
+        )
+    finally:
+        await admin.close()
+    return killed
+
+
+def postgresql_only(url: str) -> None:
+    if not url.startswith("postgresql"):
+        pytest.skip("connections are only terminated on PostgreSQL")
+
+
+async def test_reads_on_both_databases(engine: AsyncEngine, sessionmaker: Maker) -> None:
+    statements = record_statements(engine)
+    assert await run_read(sessionmaker, select_one) == 1
+    # PostgreSQL reads run in autocommit (no BEGIN/ROLLBACK); SQLite's begin hook still opens one.
+    expected = ["BEGIN", "SELECT 1"] if engine.dialect.name == "sqlite" else ["SELECT 1"]
+    assert statements == expected
+
+
+async def test_read_checkouts_skip_the_ping_and_sessions_keep_it(
+    engine: AsyncEngine, sessionmaker: Maker, migrated_url: str
+) -> None:
+    postgresql_only(migrated_url)
+    sent = pings(engine)
+    await run_read(sessionmaker, select_one)  # a new connection: never pinged
+    await run_read(sessionmaker, select_one)
+    assert sent == []
+    async with read_session(sessionmaker) as session:
+        await session.execute(text("SELECT 1"))
+    assert sent == [True]
+
+
+async def test_a_read_on_a_connection_that_died_runs_again(sessionmaker: Maker, migrated_url: str) -> None:
+    postgresql_only(migrated_url)
+    attempts: list[int] = []
+
+    async def read(connection: AsyncConnection) -> int:
+        attempts.append(1)
+        if len(attempts) == 1:
+            # The server ends this very connection: the statement fails as a dead connection does.
+            await connection.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
+        return await select_one(connection)
+
+    assert await run_read(sessionmaker, read) == 1
+    assert len(attempts) == 2
+
+
+async def test_reads_succeed_right_after_the_database_dropped_every_connection(
+    engine: AsyncEngine, sessionmaker: Maker, migrated_url: str
+) -> None:
+    postgresql_only(migrated_url)
+
+    async def hold_two(connection: AsyncConnection) -> int:
+        # A second read while this one holds its connection: the pool then keeps two.
+        return await select_one(connection) + await run_read(sessionmaker, select_one)
+
+    assert await run_read(sessionmaker, hold_two) == 2
+    assert engine.pool.checkedin() == 2  # type: ignore[attr-defined]
+    assert await terminate_backends(migrated_url) >= 2
+    for _ in range(3):
+        assert await run_read(sessionmaker, select_one) == 1
+
+
+async def test_other_errors_are_raised_without_running_again(sessionmaker: Maker) -> None:
+    attempts: list[int] = []
+
+    async def read(connection: AsyncConnection) -> None:
+        attempts.append(1)
+        await connection.execute(text("SELECT * FROM no_such_table"))
+
+    with pytest.raises(DBAPIError) as raised:
+        await run_read(sessionmaker, read)
+    assert not raised.value.connection_invalidated
+    assert len(attempts) == 1
