@@ -5,8 +5,13 @@ worker still holds with the fence it claimed (one statement on PostgreSQL, one e
 roll each deletion's status up from per-status counts (one query for all), then append one
 ``deletion.partition_failed`` event per failed partition and, for each deletion that became terminal, a
 ``deletion.completed`` event listing every partition's outcome. The events come last because the first
-one locks the audit head until commit. A stale worker's rows are skipped and
-counted, never written.
+one locks the audit head until commit. A stale worker's rows are skipped and counted, never written.
+
+The completion event lists the outcomes column by column: ``partitions`` maps ``topic``, ``partition``,
+``resolved_offset``, ``status``, ``low_watermark``, ``leader_log_start_offset``, ``error_code``,
+``attempts``, ``fence`` and ``worker`` to lists whose i-th entries are one partition, in (topic,
+partition) order. At 10,000 partitions that encodes and hashes several times faster than one object per
+partition, on the write-back's critical path.
 """
 
 from __future__ import annotations
@@ -121,7 +126,7 @@ async def _audit_completion(
     sample: Claim,
     status: DeletionStatus,
     counts: Mapping[PartitionStatus, int],
-    outcomes: list[dict[str, Any]],
+    outcomes: dict[str, list[Any]],
     owner: str,
 ) -> None:
     await append_event(
