@@ -13,6 +13,7 @@ from sqlalchemy import Table, and_, exists, func, insert, or_, select, tuple_, u
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.repositories.claims.common import Lease
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition
 
@@ -36,13 +37,24 @@ async def find_by_idempotency_key(session: AsyncSession, principal: str, key: st
 
 
 async def create_deletion(
-    session: AsyncSession, deletion: Deletion, partitions: Sequence[PlannedPartition]
+    session: AsyncSession,
+    deletion: Deletion,
+    partitions: Sequence[PlannedPartition],
+    *,
+    lease: Lease | None = None,
 ) -> None:
-    """Insert ``deletion`` and one pending task row per partition (the executor sets ``deadline_at`` when it
-    first claims a row, so the timeout counts from the first send)."""
+    """Insert ``deletion`` and one task row per partition: pending (the executor sets ``deadline_at`` when
+    it first claims a row, so the timeout counts from the first send), or for the first ``lease.limit``
+    rows already claimed with ``lease``."""
     session.add(deletion)
     await session.flush()
-    pending, created = PartitionStatus.PENDING.value, deletion.created_at
+    created = deletion.created_at
+    pending: tuple[object, ...] = (PartitionStatus.PENDING.value, 0, 0, None, None, None)
+    claimed, limit = pending, 0
+    if lease is not None:
+        status, fence, attempts, deadline = lease.first_claim(deletion)
+        claimed = (status.value, attempts, fence, lease.owner, lease.expires_at, deadline)
+        limit = lease.limit
     records = [
         (
             deletion.id,
@@ -50,14 +62,11 @@ async def create_deletion(
             p.requested_offset,
             p.resolved_offset,
             p.spec,
-            pending,
-            0,
-            0,
+            *(claimed if index < limit else pending),
             created,
-            None,
             created,
         )
-        for p in partitions
+        for index, p in enumerate(partitions)
     ]
     await _insert_partitions(session, records)
 
@@ -72,8 +81,10 @@ TASK_COLUMNS = (
     "status",
     "attempts",
     "fence",
-    "next_attempt_at",
+    "lease_owner",
+    "lease_expires_at",
     "deadline_at",
+    "next_attempt_at",
     "updated_at",
 )
 SPEC = TASK_COLUMNS.index("spec")

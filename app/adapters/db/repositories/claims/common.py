@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import cast
 
 from sqlalchemy import BigInteger, Table, any_, bindparam
@@ -12,7 +12,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
-from app.adapters.db.models import PartitionDeletion
+from app.adapters.db.models import Deletion, PartitionDeletion
 from app.domain.deletions import PartitionStatus
 
 PD = cast(Table, PartitionDeletion.__table__)
@@ -38,6 +38,22 @@ class Claim:
     leader_only: bool
     timeout_ms: int
     request_id: str
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The first claim of a new deletion, taken by the transaction that stores it: its first ``limit``
+    partitions are inserted already claimed by ``owner`` until ``expires_at``, in the state ``claim_due``
+    would leave them in (``first_claim``)."""
+
+    owner: str
+    expires_at: datetime
+    limit: int
+
+    def first_claim(self, deletion: Deletion) -> tuple[PartitionStatus, int, int, datetime]:
+        """Status, fence, attempts and deadline of a row claimed for the first time now."""
+        deadline = deletion.created_at + timedelta(milliseconds=deletion.timeout_ms)
+        return PartitionStatus.IN_PROGRESS, 1, 1, deadline
 
 
 @dataclass(frozen=True)
