@@ -9,7 +9,7 @@ expire and any instance claims the rows again: the stored concrete offset makes 
 
 A deletion accepted by this instance skips the claim: the transaction that stores it inserts its first
 batch already claimed by this executor (``reserve``), which works it as soon as that commits (``take``;
-``app.worker.handoff``).
+``app.worker.handoff``). Large batches run with the cyclic garbage collector paused.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, Lease
 from app.adapters.db.session import write_transaction
+from app.collection import collection_paused
 from app.domain.ports import KafkaGateway, PartitionOutcome
 from app.settings import Settings
 from app.worker import metrics
@@ -42,6 +43,11 @@ from app.worker.sending import SendGroup, group_claims, send_group
 log = logging.getLogger("kafka_purge.worker")
 
 MAX_BATCHES = 4
+# A batch this large allocates hundreds of thousands of short-lived objects without reference cycles
+# (claims, the requests and answers, outcomes, the write-back's parameters and summary); meanwhile the
+# cyclic collector would run full collections over the whole heap, 0.2-0.4 s each on a 2-core machine,
+# about one per 10,000 partitions. Reference counting frees them anyway (``app.collection``).
+PAUSE_COLLECTION_AT = 1_000
 APPLY_ATTEMPTS = 3
 DEFAULT_REQUEST_TIMEOUT_MS = 40_000
 
@@ -205,6 +211,11 @@ class Executor:
             log.warning("could not mark %d claimed partitions' deletions as started", len(claims))
 
     async def _process(self, claims: Sequence[Claim]) -> int:
+        large = len(claims) >= PAUSE_COLLECTION_AT
+        with collection_paused() if large else contextlib.nullcontext():
+            return await self._process_batch(claims)
+
+    async def _process_batch(self, claims: Sequence[Claim]) -> int:
         groups = group_claims(claims, utcnow(), self._policy_map(claims))
         # Marking the deletions started runs alongside the sends, not before them.
         results = await asyncio.gather(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import cast
+from typing import NamedTuple, cast
 
 from sqlalchemy import BigInteger, Table, any_, bindparam
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -21,9 +21,9 @@ CLAIMABLE = (PartitionStatus.PENDING, PartitionStatus.IN_PROGRESS, PartitionStat
 CHUNK = 5_000
 
 
-@dataclass(frozen=True)
-class Claim:
-    """One claimed partition row, with what the executor needs from its deletion."""
+class Claim(NamedTuple):
+    """One claimed partition row, with what the executor needs from its deletion. A named tuple, like
+    ``TopicPartition``: a batch builds 10,000 of them, and a tuple is built in C."""
 
     id: int
     deletion_id: str
@@ -56,8 +56,7 @@ class Lease:
         return PartitionStatus.IN_PROGRESS, 1, 1, deadline
 
 
-@dataclass(frozen=True)
-class PartitionUpdate:
+class PartitionUpdate(NamedTuple):
     """The state a worker writes back for one claimed row (applied only if ``fence`` is still current)."""
 
     id: int
