@@ -30,6 +30,7 @@ from app.domain.deletions import DeletionStatus
 from app.domain.impact import UnconsumedGroup
 from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
+from app.worker.handoff import CreateDeletion, handoff_to
 
 MAX_LISTED = 50
 
@@ -108,9 +109,19 @@ async def submit_deletion(
     )
     planned, overridden = await plan_deletion(services, request)
     try:
-        submission = await _store(
-            services, request, planned, principal, request_id, key, fingerprint, timeout_ms, overridden
-        )
+        async with handoff_to(services.executor) as handoff:
+            submission = await _store(
+                services,
+                request,
+                planned,
+                principal,
+                request_id,
+                key,
+                fingerprint,
+                timeout_ms,
+                overridden,
+                create=handoff.create_deletion,
+            )
     except IntegrityError:
         # A concurrent request with the same key won the unique constraint; answer with its deletion.
         if (winner := await _existing(services, principal, key)) is None:
@@ -119,8 +130,6 @@ async def submit_deletion(
     if not submission.replayed:
         deletions_accepted_total.inc()
         partitions_accepted_total.inc(len(planned))
-        if services.executor is not None:
-            services.executor.wake()
     return submission
 
 
@@ -134,6 +143,7 @@ async def _store(
     fingerprint: str,
     timeout_ms: int,
     overridden: Sequence[UnconsumedGroup] = (),
+    create: CreateDeletion = repo.create_deletion,
 ) -> Submission:
     now = datetime.now(UTC)
     deletion = Deletion(
@@ -158,7 +168,7 @@ async def _store(
     async with write_transaction(services.sessionmaker) as session:
         if key is not None and (existing := await repo.find_by_idempotency_key(session, principal.name, key)):
             return _replay(existing, fingerprint)
-        await repo.create_deletion(session, deletion, planned)
+        await create(session, deletion, planned)
         await append_event(
             session,
             action="deletion.requested",

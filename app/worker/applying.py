@@ -7,6 +7,12 @@ roll each deletion's status up from per-status counts (one query for all), then 
 ``deletion.completed`` event listing every partition's outcome, all in one append (one statement on
 PostgreSQL). The events come last because appending locks the audit head until commit. A stale worker's
 rows are skipped and counted, never written.
+
+The completion event lists the outcomes column by column: ``partitions`` maps ``topic``, ``partition``,
+``resolved_offset``, ``status``, ``low_watermark``, ``leader_log_start_offset``, ``error_code``,
+``attempts``, ``fence`` and ``worker`` to lists whose i-th entries are one partition, in (topic,
+partition) order. At 10,000 partitions that encodes and hashes several times faster than one object per
+partition, on the write-back's critical path.
 """
 
 from __future__ import annotations
@@ -122,7 +128,7 @@ def _completion_event(
     sample: Claim,
     status: DeletionStatus,
     counts: Mapping[PartitionStatus, int],
-    outcomes: list[dict[str, Any]],
+    outcomes: dict[str, list[Any]],
     owner: str,
 ) -> NewEvent:
     return NewEvent(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.adapters.db.repositories.claims import Claim
+from app.domain.deletions import PartitionStatus
 from app.domain.ports import KafkaGateway, PartitionOutcome, TopicPartition
 from app.worker.decisions import Policy, broker_wait_ms
 
@@ -38,8 +39,12 @@ def group_claims(claims: Sequence[Claim], now: datetime, policies: dict[str, Pol
     partition, and each deletion's outcome must come from its own offset)."""
     groups: dict[tuple[str, bool, int, int], list[Claim]] = defaultdict(list)
     seen: dict[tuple[str, bool, int, str, int], int] = defaultdict(int)
+    # The wait depends only on these; a batch has few distinct ones (one per deletion and status).
+    waits: dict[tuple[str, PartitionStatus, datetime, int], int] = {}
     for claim in claims:
-        wait = broker_wait_ms(claim, now, policies[claim.cluster])
+        facts = (claim.cluster, claim.status, claim.deadline_at, claim.timeout_ms)
+        if (wait := waits.get(facts)) is None:
+            wait = waits[facts] = broker_wait_ms(claim, now, policies[claim.cluster])
         key = (claim.cluster, claim.leader_only, wait)
         round_ = seen[(*key, claim.topic, claim.partition)]
         seen[(*key, claim.topic, claim.partition)] += 1

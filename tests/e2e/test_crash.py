@@ -1,6 +1,6 @@
-"""kill -9 the service in the middle of a 5,000-partition deletion, restart it: every partition reaches a
-terminal state, none is lost, none is sent with another offset than the one approved, the audit chain
-verifies. The service and the emulator run as real processes.
+"""kill -9 the service in the middle of a 5,000-partition deletion (or right after its 202), restart it:
+every partition reaches a terminal state, none is lost, none is sent with another offset than the one
+approved, the audit chain verifies. The service and the emulator run as real processes.
 
 The emulator's request log is the broker-side referee: every DeleteRecords the brokers received for a
 partition, before or after the kill, carried the offset stored at accept time (never -1, never the newer
@@ -84,6 +84,62 @@ async def test_kill_9_mid_deletion_then_restart(kind: str, tmp_path: Path) -> No
                 assert {s.partition for s in sends} == set(resolved)
                 assert [s for s in sends if s.offset != resolved[s.partition]] == []
                 assert {s.client_id for s in sends} == {"before-kill", "after-restart"}
+            finally:
+                service.process.kill()
+                await db.close()
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+async def test_kill_9_right_after_the_202_then_restart(kind: str, tmp_path: Path) -> None:
+    """The accepting instance stores the first batch already claimed by its own executor, which sends it
+    before the answer is even written: killed right after the 202, those rows wait out the dead
+    instance's lease, then the restarted one claims them again (a new fence) and resends the same
+    approved offsets; nothing is lost or sent with another offset."""
+    partitions = 2_000
+    with emulator_process(tmp_path, TOPIC, partitions) as emulator:
+        await produce(emulator.bootstrap, TOPIC, partitions, records=2)
+        async with database_url(kind, tmp_path) as url:
+            worker = {"claim_batch": "500", "lease_seconds": "2"}
+            env = service_env(url, emulator.bootstrap, client_id="before-kill", **worker)
+            service = start_service(env, tmp_path)
+            db = Database(url)
+            try:
+                # Answers held back 3 s: no write-back can land before the kill.
+                for broker in (1, 2, 3):
+                    emulator.fault(broker, "DeleteRecords", delay_ms=3_000, count=2)
+                body = {
+                    "cluster": "demo",
+                    "partitions": [{"topic": TOPIC, "partition": p, "offset": 1} for p in range(partitions)],
+                    "timeout_ms": 120_000,
+                    "reason": "crash test",
+                }
+                headers = {"Authorization": f"Bearer {service.token()}"}
+                async with httpx.AsyncClient(base_url=str(service.base), timeout=60) as client:
+                    response = await client.post("/v1/deletions", json=body, headers=headers)
+                service.process.kill()
+                assert response.status_code == 202, response.text
+                deletion_id = response.json()["id"]
+                at_kill = await db.partitions(deletion_id)
+                assert len(at_kill) == partitions
+                assert not [r for r in at_kill if r.status == "succeeded"]
+                held = {r.partition for r in at_kill if r.lease_expires_at is not None}
+                # At least the first batch, stored claimed by the accepting instance's executor.
+                assert len(held) >= 500
+                assert {r.fence for r in at_kill if r.partition in held} == {1}
+                env = service_env(url, emulator.bootstrap, client_id="after-restart", **worker)
+                service = start_service(env, tmp_path, workers_only=True)
+                assert await db.wait_status(deletion_id, {"succeeded"}, timeout_s=150) == "succeeded"
+                rows = await db.partitions(deletion_id)
+                assert {r.status for r in rows} == {"succeeded"}
+                assert all(r.fence >= 2 for r in rows if r.partition in held)
+                offsets = emulator.log_start_offsets(TOPIC)
+                assert all(offsets[r.partition] == {1} for r in rows)
+                assert await db.chain_ok()
+                sends = emulator.delete_records_sends(TOPIC)
+                assert {s.partition for s in sends} == set(range(partitions))
+                assert {s.offset for s in sends} == {1}
+                assert "after-restart" in {s.client_id for s in sends}
             finally:
                 service.process.kill()
                 await db.close()

@@ -66,7 +66,11 @@ async def test_two_instances_share_the_work_without_sending_twice(tmp_path: Path
                 deletion_id = response.json()["id"]
                 assert await db.wait_status(deletion_id, {"succeeded"}, timeout_s=150) == "succeeded"
                 [summary] = await db.audit_details(deletion_id, "deletion.completed")
-                outcomes = summary["partitions"]
+                # The summary lists the outcomes column by column; one dict per partition here.
+                columns = summary["partitions"]
+                outcomes = [
+                    dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)
+                ]
                 assert len(outcomes) == PARTITIONS
                 assert {(o["status"], o["fence"], o["attempts"]) for o in outcomes} == {("succeeded", 1, 1)}
                 workers = Counter(o["worker"] for o in outcomes)

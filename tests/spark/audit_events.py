@@ -71,7 +71,9 @@ def _deletion(
             for p in partitions
         ]
         done = moment + timedelta(seconds=rng.uniform(0.05, 120))
-        summary = {"status": "succeeded", "partitions": outcomes}
+        # The service lists outcomes column by column; events from before 2026-11-22 one object each.
+        listed: Any = outcomes if index % 3 == 0 else {k: [o[k] for o in outcomes] for k in outcomes[0]}
+        summary = {"status": "succeeded", "partitions": listed}
         events.append(_event(done, "deletion.completed", "kafka-purge:executor", cluster, deletion, summary))
     return events
 
@@ -117,6 +119,14 @@ def generate(path: Path, total: int, seed: int = 7) -> list[dict[str, Any]]:
     return events
 
 
+def outcomes_of(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """A completion summary's outcomes, one dict per partition, from either shape."""
+    listed = summary["partitions"]
+    if isinstance(listed, list):
+        return listed
+    return [dict(zip(listed, row, strict=True)) for row in zip(*listed.values(), strict=True)]
+
+
 def recount(events: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], dict[str, Any]]:
     """The report's figures computed directly (same definitions as the job's docstring)."""
     rows: dict[tuple[str, str, str, str], dict[str, Any]] = defaultdict(lambda: defaultdict(int))
@@ -140,7 +150,7 @@ def recount(events: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], dic
     for e in sorted((e for e in events if e["action"] == "deletion.completed"), key=lambda e: e["id"]):
         cluster, principal, day, asked = owners[e["deletion_id"]]
         by_topic: dict[str, list[str]] = defaultdict(list)
-        for p in e["details"]["partitions"]:
+        for p in outcomes_of(e["details"]):
             key, row = (cluster, p["topic"], p["partition"]), rows[(cluster, p["topic"], principal, day)]
             by_topic[p["topic"]].append(p["status"])
             if p["status"] == "succeeded":

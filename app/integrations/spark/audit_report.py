@@ -47,7 +47,16 @@ ENVELOPE = (
     "cluster string, deletion_id string, details string"
 )
 REQUESTED = "partitions array<struct<topic: string, partition: int, resolved_offset: long>>"
-COMPLETED = "partitions array<struct<topic: string, partition: int, resolved_offset: long, status: string>>"
+# A completion summary lists its partitions column by column; events written before 2026-11-22 list one
+# object per partition. Each event parses under exactly one of the two schemas (the other gives null).
+COMPLETED = (
+    "partitions struct<topic: array<string>, partition: array<int>, resolved_offset: array<long>, "
+    "status: array<string>>"
+)
+COMPLETED_OBJECTS = (
+    "partitions array<struct<topic: string, partition: int, resolved_offset: long, status: string>>"
+)
+OUTCOME_FIELDS = ("topic", "partition", "resolved_offset", "status")
 DENIED = "topics array<string>"
 SUMMARY_ROWS = 200
 ACTIONS = ("deletion.requested", "deletion.completed", "authz.denied")
@@ -90,15 +99,7 @@ def _requests(events: DataFrame) -> DataFrame:
 
 def _outcomes(events: DataFrame, requests: DataFrame) -> DataFrame:
     """Every partition outcome of completed deletions, with the records its cut removed."""
-    completed = events.where(F.col("action") == "deletion.completed").select(
-        "deletion_id",
-        F.col("id").alias("event_id"),
-        _seconds("occurred_at").alias("completed_s"),
-        F.explode(F.from_json("details", COMPLETED)["partitions"]).alias("p"),
-    )
-    flat = completed.select(
-        "deletion_id", "event_id", "completed_s", "p.topic", "p.partition", "p.resolved_offset", "p.status"
-    )
+    flat = _completed_partitions(events)
     owners = requests.select("deletion_id", "cluster", "principal", "day", "requested_s").distinct()
     joined = flat.join(owners, "deletion_id")
     history = (
@@ -110,6 +111,22 @@ def _outcomes(events: DataFrame, requests: DataFrame) -> DataFrame:
     earlier = F.max(F.when(succeeded, F.col("resolved_offset"))).over(history)
     deleted = F.greatest(F.col("resolved_offset") - F.coalesce(earlier, F.lit(0)), F.lit(0))
     return joined.withColumn("records", F.when(succeeded, deleted).otherwise(F.lit(0)))
+
+
+def _completed_partitions(events: DataFrame) -> DataFrame:
+    """One row per partition of each completion summary, whichever of its two shapes it has."""
+    completed = events.where(F.col("action") == "deletion.completed").select(
+        "deletion_id",
+        F.col("id").alias("event_id"),
+        _seconds("occurred_at").alias("completed_s"),
+        "details",
+    )
+    columns = F.from_json("details", COMPLETED)["partitions"]
+    zipped = F.arrays_zip(*(columns[field].alias(field) for field in OUTCOME_FIELDS))
+    objects = F.from_json("details", COMPLETED_OBJECTS)["partitions"]
+    shapes = [completed.select("*", F.explode(partitions).alias("p")) for partitions in (zipped, objects)]
+    fields = [F.col(f"p.{field}").alias(field) for field in OUTCOME_FIELDS]
+    return shapes[0].unionByName(shapes[1]).select("deletion_id", "event_id", "completed_s", *fields)
 
 
 def _denials(events: DataFrame) -> DataFrame:

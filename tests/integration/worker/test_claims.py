@@ -169,7 +169,8 @@ async def test_outcomes_roll_up_with_audit_in_the_same_transaction(
     assert failed["details"]["error_code"] == "POLICY_VIOLATION"
     [summary] = await audit_events(sessionmaker, "deletion.completed")
     assert summary["details"]["status"] == "partially_failed"
-    assert [(p["partition"], p["status"], p["low_watermark"]) for p in summary["details"]["partitions"]] == [
+    outcomes = summary["details"]["partitions"]
+    assert list(zip(outcomes["partition"], outcomes["status"], outcomes["low_watermark"], strict=True)) == [
         (0, "succeeded", 5),
         (1, "failed", None),
         (2, "succeeded", 6),

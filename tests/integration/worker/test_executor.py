@@ -54,8 +54,10 @@ async def test_deletes_every_partition_and_audits_the_summary(
     ]
     [summary] = await audit_events(sessionmaker, "deletion.completed")
     assert summary["principal"] == "Service:kafka-purge-executor"
-    assert [p["low_watermark"] for p in summary["details"]["partitions"]] == [3, 4, 5, 6]
-    assert {(p["worker"], p["fence"]) for p in summary["details"]["partitions"]} == {("test-executor", 1)}
+    outcomes = summary["details"]["partitions"]
+    assert outcomes["partition"] == [0, 1, 2, 3]
+    assert outcomes["low_watermark"] == [3, 4, 5, 6]
+    assert set(zip(outcomes["worker"], outcomes["fence"], strict=True)) == {("test-executor", 1)}
     await assert_chain_ok(sessionmaker)
 
 

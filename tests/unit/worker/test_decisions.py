@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
@@ -49,7 +48,7 @@ def test_success_needs_the_low_watermark_at_the_offset() -> None:
 
 
 def test_leader_only_succeeds_on_the_leaders_log_start_offset() -> None:
-    leader_only = replace(CLAIM, leader_only=True)
+    leader_only = CLAIM._replace(leader_only=True)
     assert run(PartitionOutcome("NONE", 40, 100), leader_only)[:2] == ("succeeded", None)
 
 
@@ -61,7 +60,7 @@ def test_a_brokers_timeout_means_the_leader_truncated() -> None:
 
 
 def test_confirmations_fail_at_the_deadline_saying_what_happened() -> None:
-    truncated = replace(CLAIM, status=PartitionStatus.LEADER_TRUNCATED, attempts=5)
+    truncated = CLAIM._replace(status=PartitionStatus.LEADER_TRUNCATED, attempts=5)
     update = decide(
         truncated, PartitionOutcome("REQUEST_TIMED_OUT", 60, 100), CLAIM.deadline_at, POLICY, random.Random()
     )
@@ -76,7 +75,7 @@ def test_retriable_errors_wait_and_keep_a_leader_truncated_status() -> None:
     status, error, next_at = run(PartitionOutcome("NOT_LEADER_OR_FOLLOWER"))
     assert (status, error) == ("in_progress", "NOT_LEADER_OR_FOLLOWER")
     assert NOW < next_at <= NOW + timedelta(milliseconds=200)
-    truncated = replace(CLAIM, status=PartitionStatus.LEADER_TRUNCATED)
+    truncated = CLAIM._replace(status=PartitionStatus.LEADER_TRUNCATED)
     assert run(PartitionOutcome("NOT_LEADER_OR_FOLLOWER"), truncated)[0] == "leader_truncated"
 
 
@@ -100,7 +99,7 @@ def test_retriable_errors_fail_once_the_deadline_passed() -> None:
 
 @given(attempts=st.integers(1, 200), left_ms=st.integers(0, 60_000))
 def test_the_next_attempt_is_soon_and_never_after_the_deadline(attempts: int, left_ms: int) -> None:
-    claim = replace(CLAIM, attempts=attempts, deadline_at=NOW + timedelta(milliseconds=left_ms))
+    claim = CLAIM._replace(attempts=attempts, deadline_at=NOW + timedelta(milliseconds=left_ms))
     for outcome in (PartitionOutcome("NETWORK_EXCEPTION"), PartitionOutcome("REQUEST_TIMED_OUT", 5, 100)):
         status, _, next_at = run(outcome, claim)
         if status != "failed":
@@ -117,8 +116,8 @@ def test_backoff_is_capped_jittered_and_never_zero(attempts: int, seed: int) -> 
 
 @given(left_ms=st.integers(-1_000, 700_000), timeout_ms=st.integers(1, 600_000))
 def test_broker_waits_stay_within_the_deadline_and_the_client_timeout(left_ms: int, timeout_ms: int) -> None:
-    claim = replace(CLAIM, timeout_ms=timeout_ms, deadline_at=NOW + timedelta(milliseconds=left_ms))
+    claim = CLAIM._replace(timeout_ms=timeout_ms, deadline_at=NOW + timedelta(milliseconds=left_ms))
     first = broker_wait_ms(claim, NOW, POLICY)
     assert 1 <= first <= min(timeout_ms, 30_000)
-    confirm = broker_wait_ms(replace(claim, status=PartitionStatus.LEADER_TRUNCATED), NOW, POLICY)
+    confirm = broker_wait_ms(claim._replace(status=PartitionStatus.LEADER_TRUNCATED), NOW, POLICY)
     assert 1 <= confirm <= POLICY.confirm_interval_ms

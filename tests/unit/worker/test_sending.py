@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from app.adapters.db.repositories.claims import Claim
@@ -31,11 +30,11 @@ BASE = Claim(
 
 def test_one_call_per_cluster_leader_only_and_wait() -> None:
     claims = [
-        replace(BASE, id=1, partition=0),
-        replace(BASE, id=2, partition=1),
-        replace(BASE, id=3, partition=2, leader_only=True),
-        replace(BASE, id=4, partition=3, cluster="other"),
-        replace(BASE, id=5, partition=4, status=PartitionStatus.LEADER_TRUNCATED),
+        BASE._replace(id=1, partition=0),
+        BASE._replace(id=2, partition=1),
+        BASE._replace(id=3, partition=2, leader_only=True),
+        BASE._replace(id=4, partition=3, cluster="other"),
+        BASE._replace(id=5, partition=4, status=PartitionStatus.LEADER_TRUNCATED),
     ]
     groups = group_claims(claims, NOW, POLICIES)
     assert sorted((g.cluster, g.leader_only, g.timeout_ms, [c.id for c in g.claims]) for g in groups) == [
@@ -48,9 +47,9 @@ def test_one_call_per_cluster_leader_only_and_wait() -> None:
 
 def test_a_partition_named_by_two_deletions_goes_into_separate_calls() -> None:
     claims = [
-        replace(BASE, id=1, deletion_id="a", resolved_offset=10),
-        replace(BASE, id=2, deletion_id="b", resolved_offset=5),
-        replace(BASE, id=3, deletion_id="b", partition=1),
+        BASE._replace(id=1, deletion_id="a", resolved_offset=10),
+        BASE._replace(id=2, deletion_id="b", resolved_offset=5),
+        BASE._replace(id=3, deletion_id="b", partition=1),
     ]
     groups = group_claims(claims, NOW, POLICIES)
     assert [[c.id for c in g.claims] for g in groups] == [[1, 3], [2]]

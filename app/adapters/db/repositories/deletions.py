@@ -26,6 +26,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.repositories.claims.common import Lease
 from app.adapters.db.repositories.deletion_reads import status_counts
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition
@@ -51,11 +52,13 @@ DELETION_COLUMNS = tuple(column.key for column in DELETIONS.columns)
 # Statements are built once, so each execution is a compiled-cache hit, and run on the session's
 # connection (Core): no unit of work or ORM bulk bookkeeping, ``deletion`` stays a transient object.
 INSERT_DELETION = insert(DELETIONS)
-INSERT_TASKS = insert(cast(Table, PartitionDeletion.__table__))
+TASKS = cast(Table, PartitionDeletion.__table__)
+INSERT_TASKS = insert(TASKS)
 # PostgreSQL: the deletion and all its partitions in one statement and one round trip, whatever their
 # number (10,000 partitions are five arrays). The foreign key is checked at the end of the statement. A
-# task starts pending, unclaimed, due now; the executor sets ``deadline_at`` when it first claims it, so
-# the timeout counts from the first send. Every deletion column is bound: one missing from the text
+# task starts pending, unclaimed, due now (the executor sets ``deadline_at`` when it first claims it, so
+# the timeout counts from the first send), except the first ``:claimed`` ones, inserted already claimed
+# with a ``Lease`` (``app.worker.handoff``). Every deletion column is bound: one missing from the text
 # fails at import.
 _POSTGRESQL_INSERT = text(
     """
@@ -68,15 +71,30 @@ _POSTGRESQL_INSERT = text(
             :request_hash, :created_at, :updated_at, :finished_at)
     )
     INSERT INTO partition_deletion (deletion_id, topic, partition, requested_offset, resolved_offset,
-        spec, status, attempts, fence, next_attempt_at, deadline_at, updated_at)
+        spec, status, attempts, fence, lease_owner, lease_expires_at, next_attempt_at, deadline_at,
+        updated_at)
     SELECT :id, t.topic, t.partition, t.requested_offset, t.resolved_offset, t.spec::json,
-        :pending, 0, 0, :created_at, NULL, :created_at
+        CASE WHEN t.n <= :claimed THEN :claimed_status ELSE :pending END,
+        CASE WHEN t.n <= :claimed THEN :claimed_attempts ELSE 0 END,
+        CASE WHEN t.n <= :claimed THEN :claimed_fence ELSE 0 END,
+        CASE WHEN t.n <= :claimed THEN :lease_owner END,
+        CASE WHEN t.n <= :claimed THEN :lease_expires_at END,
+        :created_at,
+        CASE WHEN t.n <= :claimed THEN :claimed_deadline END,
+        :created_at
     FROM unnest(:task_topics, :task_partitions, :task_requested, :task_resolved, :task_specs)
-        AS t(topic, partition, requested_offset, resolved_offset, spec)
+        WITH ORDINALITY AS t(topic, partition, requested_offset, resolved_offset, spec, n)
     """
 ).bindparams(
     *(bindparam(column.key, type_=column.type) for column in DELETIONS.columns),
     bindparam("pending", type_=String),
+    bindparam("claimed", type_=Integer),
+    bindparam("claimed_status", type_=String),
+    bindparam("claimed_attempts", type_=Integer),
+    bindparam("claimed_fence", type_=Integer),
+    bindparam("lease_owner", type_=TASKS.c.lease_owner.type),
+    bindparam("lease_expires_at", type_=TASKS.c.lease_expires_at.type),
+    bindparam("claimed_deadline", type_=TASKS.c.deadline_at.type),
     bindparam("task_topics", type_=ARRAY(String)),
     bindparam("task_partitions", type_=ARRAY(Integer)),
     bindparam("task_requested", type_=ARRAY(BigInteger)),
@@ -85,13 +103,42 @@ _POSTGRESQL_INSERT = text(
 )
 
 
+def _claim_values(deletion: Deletion, lease: Lease | None) -> dict[str, Any]:
+    """The claim columns of the first ``lease.limit`` rows (none without a lease)."""
+    if lease is None:
+        return {
+            "claimed": 0,
+            "claimed_status": PartitionStatus.PENDING.value,
+            "claimed_attempts": 0,
+            "claimed_fence": 0,
+            "lease_owner": None,
+            "lease_expires_at": None,
+            "claimed_deadline": None,
+        }
+    status, fence, attempts, deadline = lease.first_claim(deletion)
+    return {
+        "claimed": lease.limit,
+        "claimed_status": status.value,
+        "claimed_attempts": attempts,
+        "claimed_fence": fence,
+        "lease_owner": lease.owner,
+        "lease_expires_at": lease.expires_at,
+        "claimed_deadline": deadline,
+    }
+
+
 async def create_deletion(
-    session: AsyncSession, deletion: Deletion, partitions: Sequence[PlannedPartition]
+    session: AsyncSession,
+    deletion: Deletion,
+    partitions: Sequence[PlannedPartition],
+    *,
+    lease: Lease | None = None,
 ) -> None:
-    """Insert ``deletion`` and one pending task row per partition. ``deletion`` is not added to the
-    session."""
+    """Insert ``deletion`` and one task row per partition: pending, or for the first ``lease.limit`` rows
+    already claimed with ``lease``. ``deletion`` is not added to the session."""
     connection = await session.connection()
     values = {name: getattr(deletion, name) for name in DELETION_COLUMNS}
+    claim = _claim_values(deletion, lease)
     pending = PartitionStatus.PENDING.value
     if connection.dialect.name == "postgresql":
         texts: dict[Any, str | None] = {}  # specs repeat: encode each once
@@ -99,6 +146,7 @@ async def create_deletion(
             _POSTGRESQL_INSERT,
             {
                 **values,
+                **claim,
                 "pending": pending,
                 "task_topics": [p.partition.topic for p in partitions],
                 "task_partitions": [p.partition.partition for p in partitions],
@@ -110,18 +158,28 @@ async def create_deletion(
         return
     await connection.execute(INSERT_DELETION, values)
     created = deletion.created_at
-    start = {"deletion_id": deletion.id, "status": pending, "attempts": 0, "fence": 0}
-    start |= {"next_attempt_at": created, "deadline_at": None, "updated_at": created}
+    start = {"deletion_id": deletion.id, "next_attempt_at": created, "updated_at": created}
+    unclaimed = {"status": pending, "attempts": 0, "fence": 0, "lease_owner": None}
+    unclaimed |= {"lease_expires_at": None, "deadline_at": None}
+    claimed = {
+        "status": claim["claimed_status"],
+        "attempts": claim["claimed_attempts"],
+        "fence": claim["claimed_fence"],
+        "lease_owner": claim["lease_owner"],
+        "lease_expires_at": claim["lease_expires_at"],
+        "deadline_at": claim["claimed_deadline"],
+    }
     rows = [
         {
             **start,
+            **(claimed if index < claim["claimed"] else unclaimed),
             "topic": p.partition.topic,
             "partition": p.partition.partition,
             "requested_offset": p.requested_offset,
             "resolved_offset": p.resolved_offset,
             "spec": p.spec,
         }
-        for p in partitions
+        for index, p in enumerate(partitions)
     ]
     await connection.execute(INSERT_TASKS, rows)
 

@@ -16,11 +16,21 @@ already serializes writers.
 The deadline (``deadline_at``) is set on a row's first claim, i.e. counted from the first send: a service
 that was down when the request arrived does not fail work it never started.
 
+A new deletion's first batch can be claimed by the transaction that stores it (``Lease``): its first
+rows are inserted in the state a claim leaves them in (``deletions.create_deletion``) and read back as
+claims (``leased_claims``), so the accepting instance's executor sends them at once, without a claim
+round of its own. To every other instance they are rows under a live lease, like any claimed row.
+
 Functions only flush; the caller's transaction commits.
 """
 
-from app.adapters.db.repositories.claims.claiming import claim_due, release_leases, renew_leases
-from app.adapters.db.repositories.claims.common import Claim, PartitionUpdate
+from app.adapters.db.repositories.claims.claiming import (
+    claim_due,
+    leased_claims,
+    release_leases,
+    renew_leases,
+)
+from app.adapters.db.repositories.claims.common import Claim, Lease, PartitionUpdate
 from app.adapters.db.repositories.claims.rollup import (
     lock_deletions,
     mark_started,
@@ -32,8 +42,10 @@ from app.adapters.db.repositories.claims.writing import write_updates
 
 __all__ = [
     "Claim",
+    "Lease",
     "PartitionUpdate",
     "claim_due",
+    "leased_claims",
     "lock_deletions",
     "mark_started",
     "partition_outcomes",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from operator import itemgetter
 from typing import Any, cast
 
 from sqlalchemy import bindparam, case, exists, func, literal, or_, select, update
@@ -17,11 +18,27 @@ from app.adapters.db.repositories.claims.common import (
     CLAIMABLE,
     PD,
     Claim,
+    Lease,
     chunks,
     id_in,
     is_postgresql,
 )
 from app.domain.deletions import PartitionStatus
+
+CLAIM_COLUMNS = (
+    PD.c.id,
+    PD.c.deletion_id,
+    PD.c.topic,
+    PD.c.partition,
+    PD.c.resolved_offset,
+    PD.c.status,
+    PD.c.fence,
+    PD.c.attempts,
+    PD.c.deadline_at,
+)
+STATUSES = {status.value: status for status in PartitionStatus}
+# A deletion's cluster, leader_only, timeout_ms and request_id: what each of its claims carries.
+DeletionFacts = tuple[str, bool, int, str]
 
 
 def _due(now: datetime) -> list[ColumnElement[bool]]:
@@ -65,29 +82,47 @@ async def claim_due(
         # In the same statement: a second UPDATE of rows this transaction already changed would run the
         # foreign key check (KEY SHARE on the deletion) and could deadlock with a roll-up holding it.
         values["deadline_at"] = func.coalesce(PD.c.deadline_at, _deadline_sql(now))
-    stmt = (
-        update(PD)
-        .where(target)
-        .values(**values)
-        .returning(
-            PD.c.id,
-            PD.c.deletion_id,
-            PD.c.topic,
-            PD.c.partition,
-            PD.c.resolved_offset,
-            PD.c.status,
-            PD.c.fence,
-            PD.c.attempts,
-            PD.c.deadline_at,
-        )
-    )
+    stmt = update(PD).where(target).values(**values).returning(*CLAIM_COLUMNS)
     rows = (await session.execute(stmt)).all()
     if not rows:
         return []
     deletions = await _deletion_facts(session, {row.deletion_id for row in rows})
     if not postgresql:
         await _start_deadlines(session, rows, deletions, owner=owner, lease_until=lease_until, now=now)
-    return [_claim(row, deletions[row.deletion_id], now) for row in sorted(rows, key=lambda r: r.id)]
+    return _claims(sorted(rows, key=itemgetter(0)), deletions, now)
+
+
+async def leased_claims(session: AsyncSession, deletion: Deletion, lease: Lease) -> list[Claim]:
+    """The rows of ``deletion`` that ``create_deletion`` just stored claimed with ``lease``, as claims.
+
+    In the storing transaction: only the ids are new, the rest is what was inserted."""
+    stmt = (
+        select(PD.c.id, PD.c.topic, PD.c.partition, PD.c.resolved_offset)
+        .where(PD.c.deletion_id == deletion.id, PD.c.lease_owner == lease.owner)
+        .order_by(PD.c.id)
+    )
+    rows = (await session.execute(stmt)).all()
+    status, fence, attempts, deadline = lease.first_claim(deletion)
+    cluster, leader_only, timeout_ms = deletion.cluster, deletion.leader_only, deletion.timeout_ms
+    request_id = deletion.request_id
+    return [
+        Claim(
+            id_,
+            deletion.id,
+            topic,
+            partition,
+            offset,
+            status,
+            fence,
+            attempts,
+            deadline,
+            cluster,
+            leader_only,
+            timeout_ms,
+            request_id,
+        )
+        for id_, topic, partition, offset in rows
+    ]
 
 
 def _deadline_sql(now: datetime) -> ColumnElement[Any]:
@@ -97,17 +132,18 @@ def _deadline_sql(now: datetime) -> ColumnElement[Any]:
     return start + func.make_interval(0, 0, 0, 0, 0, 0, timeout_ms / literal(1000.0))
 
 
-async def _deletion_facts(session: AsyncSession, deletion_ids: set[str]) -> dict[str, Any]:
+async def _deletion_facts(session: AsyncSession, deletion_ids: set[str]) -> dict[str, DeletionFacts]:
+    """Per deletion: cluster, leader_only, timeout_ms, request_id."""
     stmt = select(
         Deletion.id, Deletion.cluster, Deletion.leader_only, Deletion.timeout_ms, Deletion.request_id
     ).where(Deletion.id.in_(sorted(deletion_ids)))
-    return {row.id: row for row in (await session.execute(stmt)).all()}
+    return {row[0]: tuple(row[1:]) for row in (await session.execute(stmt)).all()}  # type: ignore[misc]
 
 
 async def _start_deadlines(
     session: AsyncSession,
     rows: Sequence[Any],
-    deletions: dict[str, Any],
+    deletions: dict[str, DeletionFacts],
     *,
     owner: str,
     lease_until: datetime,
@@ -116,7 +152,7 @@ async def _start_deadlines(
     """SQLite: set ``deadline_at`` on the rows claimed for the first time, one statement per deletion
     (BEGIN IMMEDIATE already excludes every other writer)."""
     for deletion_id in sorted({row.deletion_id for row in rows if row.deadline_at is None}):
-        deadline = now + timedelta(milliseconds=deletions[deletion_id].timeout_ms)
+        deadline = now + timedelta(milliseconds=deletions[deletion_id][2])
         await session.execute(
             update(PD)
             .where(
@@ -129,23 +165,31 @@ async def _start_deadlines(
         )
 
 
-def _claim(row: Any, deletion: Any, now: datetime) -> Claim:
-    deadline = row.deadline_at or now + timedelta(milliseconds=deletion.timeout_ms)
-    return Claim(
-        id=row.id,
-        deletion_id=row.deletion_id,
-        topic=row.topic,
-        partition=row.partition,
-        resolved_offset=row.resolved_offset,
-        status=PartitionStatus(row.status),
-        fence=row.fence,
-        attempts=row.attempts,
-        deadline_at=deadline,
-        cluster=deletion.cluster,
-        leader_only=deletion.leader_only,
-        timeout_ms=deletion.timeout_ms,
-        request_id=deletion.request_id,
-    )
+def _claims(rows: Sequence[Any], deletions: dict[str, DeletionFacts], now: datetime) -> list[Claim]:
+    """Claims from ``CLAIM_COLUMNS`` rows, unpacked as tuples (a Row's attribute access costs a lookup
+    per column, which shows at 10,000 rows)."""
+    claims = []
+    for id_, deletion_id, topic, partition, offset, status, fence, attempts, deadline_at in rows:
+        cluster, leader_only, timeout_ms, request_id = deletions[deletion_id]
+        deadline = deadline_at or now + timedelta(milliseconds=timeout_ms)
+        claims.append(
+            Claim(
+                id_,
+                deletion_id,
+                topic,
+                partition,
+                offset,
+                STATUSES[status],
+                fence,
+                attempts,
+                deadline,
+                cluster,
+                leader_only,
+                timeout_ms,
+                request_id,
+            )
+        )
+    return claims
 
 
 async def renew_leases(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -67,21 +69,25 @@ OUTCOME_COLUMNS = (
     PD.c.fence,
     PD.c.lease_owner.label("worker"),
 )
+OUTCOME_KEYS = tuple(column.key for column in OUTCOME_COLUMNS)
 
 
 async def partition_outcomes(
     session: AsyncSession, deletion_ids: Sequence[str]
-) -> dict[str, list[dict[str, Any]]]:
-    """Every partition's outcome per deletion, for the completion summaries (one query for all)."""
+) -> dict[str, dict[str, list[Any]]]:
+    """Every partition's outcome per deletion, for the completion summaries (one query for all), column
+    by column (``OUTCOME_COLUMNS``' keys), each in (topic, partition) order: the i-th entries of the
+    lists are one partition. Columns keep a 10,000-partition summary cheap to encode and hash."""
     stmt = (
         select(PD.c.deletion_id, *OUTCOME_COLUMNS)
         .where(PD.c.deletion_id.in_(sorted(deletion_ids)))
         .order_by(PD.c.deletion_id, PD.c.topic, PD.c.partition)
     )
-    keys = [column.key for column in OUTCOME_COLUMNS]
-    outcomes: dict[str, list[dict[str, Any]]] = {deletion_id: [] for deletion_id in deletion_ids}
-    for row in (await session.execute(stmt)).all():
-        outcomes[row[0]].append(dict(zip(keys, row[1:], strict=True)))
+    rows = (await session.execute(stmt)).all()
+    outcomes: dict[str, dict[str, list[Any]]] = {d: {key: [] for key in OUTCOME_KEYS} for d in deletion_ids}
+    for deletion_id, group in groupby(rows, key=itemgetter(0)):
+        columns = list(zip(*group, strict=True))[1:]
+        outcomes[deletion_id] = {key: list(values) for key, values in zip(OUTCOME_KEYS, columns, strict=True)}
     return outcomes
 
 

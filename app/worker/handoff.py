@@ -1,0 +1,84 @@
+"""Handing a new deletion to this instance's executor in the transaction that stores it.
+
+Without it, the executor of the instance that accepted a deletion would wake up, claim the new rows in a
+transaction of its own (one UPDATE of every row, most of a second at 10,000 partitions) and only then
+send. Instead the transaction that stores the deletion inserts its first ``claim_batch`` partitions
+already claimed by this instance's executor (``Lease``: in_progress, fence 1, first attempt, lease and
+deadline from now, what ``claim_due`` would write), reads them back as claims, and once it committed the
+executor sends them at once. Every guarantee of claiming holds:
+
+- another instance skips the rows while the lease runs, as any claimed row, and can only take them over
+  with a claim of its own, which bumps the fence and so voids this instance's write-back;
+- a crash (or a stop) after the commit leaves them leased until the lease runs out, then any instance
+  claims them and resends the same stored offsets; a rollback stores nothing and frees the batch slot;
+- instances without an executor (``serve --api-only``), or whose executor has no batch slot free, store
+  pending rows and wake their executor, as before; the rows beyond ``claim_batch`` stay pending for any
+  instance to claim.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.adapters.db.models import Deletion
+from app.adapters.db.repositories import claims as claims_repo
+from app.adapters.db.repositories import deletions as deletions_repo
+from app.adapters.db.repositories.claims import Claim, Lease
+from app.worker.executor import Executor
+
+# How a deletion is stored: ``deletions.create_deletion``'s signature without the lease.
+CreateDeletion = Callable[
+    [AsyncSession, Deletion, Sequence[deletions_repo.PlannedPartition]], Awaitable[None]
+]
+
+
+class Handoff:
+    """Stores one new deletion (``create_deletion``) and, after the commit, hands it to the executor."""
+
+    def __init__(self, executor: Executor | None) -> None:
+        self._executor = executor
+        self._lease: Lease | None = None
+        self._claims: list[Claim] = []
+        self._stored = False
+        self._unclaimed = 0
+
+    async def create_deletion(
+        self, session: AsyncSession, deletion: Deletion, planned: Sequence[deletions_repo.PlannedPartition]
+    ) -> None:
+        """``deletions.create_deletion``, with the first batch claimed when the executor has room for it."""
+        if self._executor is not None:
+            self._lease = self._executor.reserve()
+        await deletions_repo.create_deletion(session, deletion, planned, lease=self._lease)
+        if self._lease is not None:
+            self._claims = await claims_repo.leased_claims(session, deletion, self._lease)
+        self._stored = True
+        self._unclaimed = len(planned) - len(self._claims)
+
+    def committed(self) -> None:
+        """The deletion is durable: the executor sends its claimed rows now and looks for the rest."""
+        if self._executor is None:
+            return
+        if self._lease is not None:
+            self._executor.take(self._lease, self._claims)
+        if self._stored and self._unclaimed:
+            self._executor.wake()
+
+    def rolled_back(self) -> None:
+        if self._executor is not None and self._lease is not None:
+            self._executor.release(self._lease)
+
+
+@contextlib.asynccontextmanager
+async def handoff_to(executor: Executor | None) -> AsyncIterator[Handoff]:
+    """Around the transaction that stores a deletion (``Handoff.create_deletion`` inside it): on a normal
+    exit (committed) the executor takes the deletion, on an exception the reservation is given back."""
+    handoff = Handoff(executor)
+    try:
+        yield handoff
+    except BaseException:
+        handoff.rolled_back()
+        raise
+    handoff.committed()

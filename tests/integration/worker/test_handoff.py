@@ -1,0 +1,192 @@
+"""A new deletion handed to the accepting instance's executor in the transaction that stores it
+(``app.worker.handoff``), on SQLite and PostgreSQL: its first batch is stored already claimed and sent
+without a claim round; other instances keep off it while the lease runs and take it over after a crash;
+a rollback stores nothing and frees the batch slot; without a running executor the rows stay pending."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from worker_helpers import (
+    assert_chain_ok,
+    audit_events,
+    drive,
+    log_start_offsets,
+    partitions_of,
+    produce,
+    wait_status,
+)
+
+from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.repositories import claims as claims_repo
+from app.adapters.db.repositories import deletions as deletions_repo
+from app.adapters.db.repositories.deletions import PlannedPartition
+from app.adapters.db.session import write_transaction
+from app.adapters.kafka import KafkaClusters
+from app.domain.ports import TopicPartition
+from app.settings import Settings
+from app.worker import Executor
+from app.worker.executor import MAX_BATCHES
+from app.worker.handoff import handoff_to
+
+Maker = async_sessionmaker[AsyncSession]
+CUTS = {0: 3, 1: 4, 2: 5, 3: 6}
+
+
+@pytest.fixture
+async def orders(emulator: Any) -> str:
+    emulator.create_topic("orders", partitions=4, replication_factor=3)
+    await produce(emulator, "orders", dict.fromkeys(range(4), 10))
+    return "orders"
+
+
+@pytest.fixture
+def idle_settings(settings: Settings) -> Settings:
+    """An executor that, once idle, only looks for work when woken (or after an hour); claims 3 rows."""
+    worker = settings.worker.model_copy(update={"poll_interval_seconds": 3600.0, "claim_batch": 3})
+    return settings.model_copy(update={"worker": worker})
+
+
+def new_deletion(timeout_ms: int = 10_000) -> tuple[Deletion, list[PlannedPartition]]:
+    now = datetime.now(UTC)
+    deletion = Deletion(
+        id=str(uuid.uuid4()),
+        cluster="demo",
+        principal="User:alice",
+        principal_groups=[],
+        client_host="127.0.0.1",
+        request_id=uuid.uuid4().hex,
+        reason="test",
+        leader_only=False,
+        timeout_ms=timeout_ms,
+        status="pending",
+        partition_count=len(CUTS),
+        topics=["orders"],
+        idempotency_key=None,
+        request_hash=None,
+        created_at=now,
+        updated_at=now,
+        finished_at=None,
+    )
+    planned = [PlannedPartition(TopicPartition("orders", p), o, o) for p, o in CUTS.items()]
+    return deletion, planned
+
+
+async def store(
+    sessionmaker: Maker,
+    executor: Executor | None,
+    deletion: Deletion,
+    planned: list[PlannedPartition],
+    *,
+    fail: bool = False,
+) -> None:
+    """The accepting transaction, storing through the hand-off; ``fail`` raises before the commit."""
+    async with handoff_to(executor) as handoff, write_transaction(sessionmaker) as session:
+        await handoff.create_deletion(session, deletion, planned)
+        if fail:
+            raise RuntimeError("audit failed")
+
+
+async def stored_rows(session: AsyncSession, deletion_id: str) -> list[Any]:
+    query = (
+        select(PartitionDeletion)
+        .where(PartitionDeletion.deletion_id == deletion_id)
+        .order_by(PartitionDeletion.partition)
+    )
+    return list((await session.execute(query)).scalars())
+
+
+def states(rows: Sequence[Any]) -> list[tuple[str, int, int, str | None]]:
+    return [(r.status, r.fence, r.attempts, r.lease_owner) for r in rows]
+
+
+async def test_first_batch_is_stored_claimed_and_sent_without_a_claim_round(
+    emulator: Any, sessionmaker: Maker, gateway: KafkaClusters, idle_settings: Settings, orders: str
+) -> None:
+    executor = Executor(sessionmaker, gateway, idle_settings, instance_id="accepting")
+    await executor.start()
+    try:
+        deletion, planned = new_deletion()
+        async with handoff_to(executor) as handoff, write_transaction(sessionmaker) as session:
+            await handoff.create_deletion(session, deletion, planned)
+            stored = await stored_rows(session, deletion.id)
+        # As committed: the first claim_batch rows claimed by this instance's executor, the rest pending.
+        assert states(stored) == [("in_progress", 1, 1, "accepting")] * 3 + [("pending", 0, 0, None)]
+        # The fourth row is beyond claim_batch: pending, for the woken executor (or any instance).
+        assert await wait_status(sessionmaker, deletion.id) == "succeeded"
+    finally:
+        await executor.stop()
+    rows = await partitions_of(sessionmaker, deletion.id)
+    assert states(rows) == [("succeeded", 1, 1, "accepting")] * 4
+    deadline = deletion.created_at + timedelta(milliseconds=10_000)
+    assert [r.deadline_at for r in rows[:3]] == [deadline] * 3
+    for partition, cut in CUTS.items():
+        assert set(log_start_offsets(emulator, orders, partition).values()) == {cut}
+    [summary] = await audit_events(sessionmaker, "deletion.completed")
+    assert summary["details"]["partitions"]["fence"] == [1, 1, 1, 1]
+    await assert_chain_ok(sessionmaker)
+
+
+async def test_rows_stored_claimed_are_held_by_the_lease_then_taken_over_after_a_crash(
+    emulator: Any, sessionmaker: Maker, gateway: KafkaClusters, settings: Settings, orders: str
+) -> None:
+    deletion, planned = new_deletion()
+    # What a crash right after the commit leaves behind: rows claimed by an executor that never sends.
+    lease = claims_repo.Lease("crashed", datetime.now(UTC) + timedelta(seconds=3), limit=3)
+    async with write_transaction(sessionmaker) as session:
+        await deletions_repo.create_deletion(session, deletion, planned, lease=lease)
+        claims = await claims_repo.leased_claims(session, deletion, lease)
+    assert [(c.partition, c.resolved_offset, c.fence, c.attempts) for c in claims] == [
+        (p, CUTS[p], 1, 1) for p in range(3)
+    ]
+    rows = await partitions_of(sessionmaker, deletion.id)
+    assert [r.id for r in rows[:3]] == [c.id for c in claims]
+    assert states(rows) == [("in_progress", 1, 1, "crashed")] * 3 + [("pending", 0, 0, None)]
+    other = Executor(sessionmaker, gateway, settings, instance_id="other")
+    # While the lease runs, another instance claims (and sends) only the row nobody holds.
+    assert await other.run_once() == 1
+    assert await drive(other, sessionmaker, deletion.id) == "succeeded"
+    rows = await partitions_of(sessionmaker, deletion.id)
+    # Taken over once the lease ran out: claimed again with a new fence, sent with the stored offsets.
+    assert states(rows) == [("succeeded", 2, 2, "other")] * 3 + [("succeeded", 1, 1, "other")]
+    for partition, cut in CUTS.items():
+        assert set(log_start_offsets(emulator, orders, partition).values()) == {cut}
+
+
+async def test_a_rollback_stores_nothing_and_frees_the_batch_slot(
+    sessionmaker: Maker, gateway: KafkaClusters, settings: Settings
+) -> None:
+    executor = Executor(sessionmaker, gateway, settings, instance_id="accepting")
+    await executor.start()
+    try:
+        deletion, planned = new_deletion()
+        with pytest.raises(RuntimeError, match="audit failed"):
+            await store(sessionmaker, executor, deletion, planned, fail=True)
+        assert await partitions_of(sessionmaker, deletion.id) == []
+        # Every slot but the one kept for claiming is free again.
+        leases = [executor.reserve() for _ in range(MAX_BATCHES)]
+        assert [lease is not None for lease in leases] == [True] * (MAX_BATCHES - 1) + [False]
+        for lease in leases:
+            if lease is not None:
+                executor.release(lease)
+    finally:
+        await executor.stop()
+
+
+@pytest.mark.parametrize("instance", ["api_only", "executor_stopped"])
+async def test_without_a_running_executor_rows_are_stored_pending(
+    sessionmaker: Maker, gateway: KafkaClusters, settings: Settings, instance: str
+) -> None:
+    # serve --api-only has no executor; one that is not running (or has no slot free) takes nothing.
+    executor = Executor(sessionmaker, gateway, settings) if instance == "executor_stopped" else None
+    deletion, planned = new_deletion()
+    await store(sessionmaker, executor, deletion, planned)
+    rows = await partitions_of(sessionmaker, deletion.id)
+    assert states(rows) == [("pending", 0, 0, None)] * 4
+    assert {(r.lease_expires_at, r.deadline_at) for r in rows} == {(None, None)}
