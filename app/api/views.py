@@ -1,29 +1,31 @@
 """Building response models from rows, and the shared look-ups the routers need.
 
-Reads are Core rows (``app.adapters.db.repositories.deletion_reads``); each response model is validated once,
-from plain values, and returned as is (FastAPI serializes it with the route's ``response_model``).
+Reads are Core rows (``app.adapters.db.repositories.deletion_reads``, run by ``run_read``); each response
+model is validated once, from plain values, and returned as is (FastAPI serializes it with the route's
+``response_model``).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Row
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion
-from app.adapters.db.repositories import deletion_reads as reads
 from app.adapters.db.repositories import deletions as repo
-from app.adapters.db.repositories.deletion_reads import DeletionRecord
+from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
 from app.api.deps import Authorization, Services
 from app.api.pagination import encode_cursor
 from app.api.problems import invalid_parameter
 from app.api.schemas.deletions import DeletionRead, DeletionSummary, PartitionRead
 from app.auth import Principal
-from app.domain.deletions import PartitionStatus
+from app.domain.deletions import DeletionScope, PartitionStatus
 from app.errors import NotFound
+
+D = TypeVar("D", bound=DeletionScope)
+T = TypeVar("T")
 
 
 def page_limit(services: Services, limit: int | None) -> int:
@@ -40,20 +42,24 @@ async def visible_deletion(
 ) -> Deletion:
     """The deletion (ORM, for a transaction that changes it), or 404 when it does not exist or the caller
     may not see it (no 403 oracle)."""
-    deletion = await repo.get_deletion(session, deletion_id)
-    if deletion is None or not await authorization.can_view(principal, deletion):
-        raise NotFound(f"No deletion {deletion_id!r}.")
-    return deletion
+    return await visible(authorization, principal, deletion_id, await repo.get_deletion(session, deletion_id))
 
 
-async def visible_record(
-    connection: AsyncConnection, authorization: Authorization, principal: Principal, deletion_id: str
-) -> DeletionRecord:
-    """The deletion as the API shows it, or 404 exactly as :func:`visible_deletion`."""
-    deletion = await reads.read_deletion(connection, deletion_id)
-    if deletion is None or not await authorization.can_view(principal, deletion):
+async def visible(
+    authorization: Authorization, principal: Principal, deletion_id: str, deletion: D | None
+) -> D:
+    """``deletion``, or 404 when it does not exist or the caller may not see it (no 403 oracle)."""
+    found = None if deletion is None else (deletion, None)
+    return (await visible_with(authorization, principal, deletion_id, found))[0]
+
+
+async def visible_with(
+    authorization: Authorization, principal: Principal, deletion_id: str, found: tuple[D, T] | None
+) -> tuple[D, T]:
+    """``found`` (a deletion and what was read with it), or 404 exactly as :func:`visible`."""
+    if found is None or not await authorization.can_view(principal, found[0]):
         raise NotFound(f"No deletion {deletion_id!r}.")
-    return deletion
+    return found
 
 
 def partition_read(row: Row[Any]) -> PartitionRead:
@@ -89,25 +95,19 @@ def accepted_deletion_read(deletion: Deletion, planned: Sequence[repo.PlannedPar
         }
         for p in ordered
     ]
-    return _deletion_read(reads.record_of(deletion), {pending: len(planned)}, partitions, None)
+    return _deletion_read(deletion, {pending: len(planned)}, partitions, None)
 
 
-async def deletion_read(
-    connection: AsyncConnection, deletion: DeletionRecord, partition_limit: int
-) -> DeletionRead:
-    rows = await reads.list_partitions(connection, deletion.id, limit=partition_limit)
-    # A deletion's partitions are all inserted with it: when the page holds all of them, count them
-    # here instead of asking the database a second time.
-    if len(rows) == deletion.partition_count:
-        counts = dict(Counter(PartitionStatus(row.status) for row in rows))
-    else:
-        counts = await reads.status_counts(connection, deletion.id)
+def deletion_read(deletion: DeletionRecord, first: FirstPartitions, partition_limit: int) -> DeletionRead:
+    rows = first.rows
     more = deletion.partition_count > len(rows)
-    return _deletion_read(deletion, counts, rows, partition_cursor(rows, partition_limit) if more else None)
+    return _deletion_read(
+        deletion, first.counts, rows, partition_cursor(rows, partition_limit) if more else None
+    )
 
 
 def _deletion_read(
-    deletion: DeletionRecord,
+    deletion: DeletionRecord | Deletion,
     counts: dict[PartitionStatus, int],
     partitions: Sequence[Row[Any] | dict[str, Any]],
     partitions_next: str | None,

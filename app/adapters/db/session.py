@@ -12,23 +12,17 @@ Reads go through :func:`read_session` (ORM) or, for the API's hot read paths, :f
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import (
-    AsyncConnection,
-    AsyncEngine,
-    AsyncSession,
-    async_sessionmaker,
-    create_async_engine,
-)
-from sqlalchemy.util import await_only
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.util import await_only, greenlet_spawn
 
 BEGIN_IMMEDIATE = "purge_begin_immediate"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -131,11 +125,12 @@ async def read_session(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncI
         yield session
 
 
-async def run_read(
-    sessionmaker: async_sessionmaker[AsyncSession], read: Callable[[AsyncConnection], Awaitable[T]]
-) -> T:
-    """``await read(connection)`` on a Core connection from ``sessionmaker``'s pool, for reads only (no
-    ORM session, identity map or unit of work); autocommit on PostgreSQL, as in :func:`read_session`.
+async def run_read(sessionmaker: async_sessionmaker[AsyncSession], read: Callable[[Connection], T]) -> T:
+    """``read(connection)``, a synchronous function of a Core connection from ``sessionmaker``'s pool,
+    run in one greenlet from checkout to check-in, for reads only (no ORM session, identity map or unit
+    of work); autocommit on PostgreSQL, as in :func:`read_session`. This is how SQLAlchemy's asyncio
+    layer runs everything; doing the whole read at once spares the per-statement hops between the
+    event loop and a greenlet, and the task AsyncConnection starts to close itself.
 
     The checkout skips the pre-ping round trip (as costly as a small query): a connection the database
     closed is still refused when its socket has seen the close. One that died an instant ago (say the
@@ -143,25 +138,24 @@ async def run_read(
     connection of the pool; ``read`` then runs once more, on a pinged connection. A read changes
     nothing, so running it twice is safe; any other error is raised as is.
     """
-    engine: AsyncEngine = sessionmaker.kw["bind"]
+    engine: Engine = sessionmaker.kw["bind"].sync_engine
     try:
-        return await _read_on(engine, read, ping=False)
+        return await greenlet_spawn(_read_on, engine, read, False)
     except DBAPIError as exc:
         if not exc.connection_invalidated:
             raise
-    return await _read_on(engine, read, ping=True)
+    return await greenlet_spawn(_read_on, engine, read, True)
 
 
-async def _read_on(engine: AsyncEngine, read: Callable[[AsyncConnection], Awaitable[T]], *, ping: bool) -> T:
-    # The flag is seen by _ping_once during this checkout only (SQLAlchemy runs the checkout in a
-    # greenlet that shares this task's context), not by checkouts ``read`` itself may cause.
+def _read_on(engine: Engine, read: Callable[[Connection], T], ping: bool) -> T:
+    # The greenlet shares the calling task's context; the flag is seen by _ping_once during this
+    # checkout only.
     token = _SOCKET_CHECK_ONLY.set(not ping)
     try:
-        connection = await engine.connect()
+        connection = engine.connect()
     finally:
         _SOCKET_CHECK_ONLY.reset(token)
-    async with AsyncExitStack() as stack:
-        stack.push_async_exit(connection)
+    with connection:
         if engine.dialect.name == "postgresql":
-            await connection.execution_options(isolation_level="AUTOCOMMIT")
-        return await read(connection)
+            connection.execution_options(isolation_level="AUTOCOMMIT")
+        return read(connection)

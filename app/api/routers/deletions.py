@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Response
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.adapters.db.repositories import deletion_reads as reads
 from app.adapters.db.repositories import deletions as repo
@@ -30,7 +29,7 @@ from app.api.views import (
     deletion_summary,
     page_limit,
     visible_deletion,
-    visible_record,
+    visible_with,
 )
 from app.audit import append_event
 from app.auth import PrincipalDep
@@ -86,7 +85,8 @@ async def create_deletion(
     if submission.replayed:
         response.headers[REPLAY_HEADER] = "true"
     stored = reads.record_of(submission.deletion)
-    return await run_read(services.sessionmaker, lambda connection: deletion_read(connection, stored, limit))
+    first = await run_read(services.sessionmaker, lambda c: reads.first_partitions(c, stored, limit))
+    return deletion_read(stored, first, limit)
 
 
 @router.get("", response_model=DeletionPage, responses=problem_responses(401, 422))
@@ -107,8 +107,8 @@ async def list_deletions(
         before = (cursor_time(created_at), deletion_id)
     rows = await run_read(
         services.sessionmaker,
-        lambda connection: reads.list_deletions(
-            connection, status=status, topic=topic, cluster=cluster, before=before, limit=size
+        lambda c: reads.list_deletions(
+            c, status=status, topic=topic, cluster=cluster, before=before, limit=size
         ),
     )
     authorization = services.authorization
@@ -122,12 +122,12 @@ async def get_deletion(
     deletion_id: DeletionId, principal: PrincipalDep, services: ServicesDep
 ) -> DeletionRead:
     """Read a deletion: request fields, overall status, counts per status and its first partitions."""
-
-    async def read(connection: AsyncConnection) -> DeletionRead:
-        deletion = await visible_record(connection, services.authorization, principal, deletion_id)
-        return await deletion_read(connection, deletion, services.settings.limits.max_page_size)
-
-    return await run_read(services.sessionmaker, read)
+    limit = services.settings.limits.max_page_size
+    found = await run_read(
+        services.sessionmaker, lambda c: reads.deletion_with_first_partitions(c, deletion_id, limit)
+    )
+    deletion, first = await visible_with(services.authorization, principal, deletion_id, found)
+    return deletion_read(deletion, first, limit)
 
 
 @router.post(
@@ -169,4 +169,5 @@ async def cancel_deletion(
             occurred_at=now,
         )
     changed, limit = reads.record_of(deletion), services.settings.limits.max_page_size
-    return await run_read(services.sessionmaker, lambda connection: deletion_read(connection, changed, limit))
+    first = await run_read(services.sessionmaker, lambda c: reads.first_partitions(c, changed, limit))
+    return deletion_read(changed, first, limit)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
-from sqlalchemy import Row
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.adapters.db.repositories import deletion_reads as reads
 from app.adapters.db.session import run_read
@@ -16,7 +13,7 @@ from app.api.pagination import decode_cursor
 from app.api.routers.deletions import DeletionId
 from app.api.schemas.common import PageLimit, problem_responses
 from app.api.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
-from app.api.views import page_limit, partition_cursor, partition_read, visible_record
+from app.api.views import page_limit, partition_cursor, partition_read, visible_with
 from app.auth import PrincipalDep
 from app.domain.deletions import PartitionStatus
 from app.errors import NotFound
@@ -36,13 +33,12 @@ async def list_partitions(
     """List a deletion's partitions in (topic, partition) order, optionally by status."""
     size = page_limit(services, limit)
     after = decode_cursor(cursor, str, int) if cursor is not None else None
-
-    async def read(connection: AsyncConnection) -> Sequence[Row[Any]]:
-        deletion = await visible_record(connection, services.authorization, principal, deletion_id)
-        start = (after[0], after[1]) if after else None
-        return await reads.list_partitions(connection, deletion.id, status=status, after=start, limit=size)
-
-    rows = await run_read(services.sessionmaker, read)
+    start = (after[0], after[1]) if after else None
+    found = await run_read(
+        services.sessionmaker,
+        lambda c: reads.deletion_with_partitions(c, deletion_id, status=status, after=start, limit=size),
+    )
+    _, rows = await visible_with(services.authorization, principal, deletion_id, found)
     return PartitionPage(
         items=[partition_read(row) for row in rows], next_cursor=partition_cursor(rows, size)
     )
@@ -57,12 +53,10 @@ async def get_partition(
     services: ServicesDep,
 ) -> PartitionRead:
     """Read one partition of a deletion: offsets, status, watermarks, Kafka error and attempts."""
-
-    async def read(connection: AsyncConnection) -> Row[Any] | None:
-        deletion = await visible_record(connection, services.authorization, principal, deletion_id)
-        return await reads.get_partition(connection, deletion.id, topic, partition)
-
-    row = await run_read(services.sessionmaker, read)
+    found = await run_read(
+        services.sessionmaker, lambda c: reads.deletion_with_partition(c, deletion_id, topic, partition)
+    )
+    _, row = await visible_with(services.authorization, principal, deletion_id, found)
     if row is None:
         raise NotFound(f"Deletion {deletion_id!r} has no partition {topic}-{partition}.")
     return partition_read(row)

@@ -1,14 +1,17 @@
-"""``run_read``: Core reads that skip the pool's pre-ping and run once more when their connection was dead."""
+"""``run_read``: Core reads in one greenlet that skip the pool's pre-ping and run once more when their
+connection was dead."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import asyncpg
 import pytest
 from sqlalchemy import event, text
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.adapters.db.session import read_session, run_read
 
@@ -43,8 +46,8 @@ def pings(engine: AsyncEngine) -> list[bool]:
     return sent
 
 
-async def select_one(connection: AsyncConnection) -> int:
-    return int((await connection.execute(text("SELECT 1"))).scalar_one())
+def select_one(connection: Connection) -> int:
+    return int(connection.execute(text("SELECT 1")).scalar_one())
 
 
 async def terminate_backends(url: str) -> int:
@@ -61,7 +64,7 @@ async def terminate_backends(url: str) -> int:
 
 def postgresql_only(url: str) -> None:
     if not url.startswith("postgresql"):
-        pytest.skip("connections are only terminated on PostgreSQL")
+        pytest.skip("PostgreSQL only: connections terminated by the server, statements that wait")
 
 
 async def test_reads_on_both_databases(engine: AsyncEngine, sessionmaker: Maker) -> None:
@@ -89,12 +92,12 @@ async def test_a_read_on_a_connection_that_died_runs_again(sessionmaker: Maker, 
     postgresql_only(migrated_url)
     attempts: list[int] = []
 
-    async def read(connection: AsyncConnection) -> int:
+    def read(connection: Connection) -> int:
         attempts.append(1)
         if len(attempts) == 1:
             # The server ends this very connection: the statement fails as a dead connection does.
-            await connection.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
-        return await select_one(connection)
+            connection.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
+        return select_one(connection)
 
     assert await run_read(sessionmaker, read) == 1
     assert len(attempts) == 2
@@ -105,11 +108,12 @@ async def test_reads_succeed_right_after_the_database_dropped_every_connection(
 ) -> None:
     postgresql_only(migrated_url)
 
-    async def hold_two(connection: AsyncConnection) -> int:
-        # A second read while this one holds its connection: the pool then keeps two.
-        return await select_one(connection) + await run_read(sessionmaker, select_one)
+    # Two reads at once: the pool then keeps two connections.
+    def read_slowly(connection: Connection) -> int:
+        return int(connection.execute(text("SELECT 1 FROM pg_sleep(0.2)")).scalar_one())
 
-    assert await run_read(sessionmaker, hold_two) == 2
+    both = [run_read(sessionmaker, read_slowly), run_read(sessionmaker, read_slowly)]
+    assert await asyncio.gather(*both) == [1, 1]
     assert engine.pool.checkedin() == 2  # type: ignore[attr-defined]
     assert await terminate_backends(migrated_url) >= 2
     for _ in range(3):
@@ -119,11 +123,28 @@ async def test_reads_succeed_right_after_the_database_dropped_every_connection(
 async def test_other_errors_are_raised_without_running_again(sessionmaker: Maker) -> None:
     attempts: list[int] = []
 
-    async def read(connection: AsyncConnection) -> None:
+    def read(connection: Connection) -> None:
         attempts.append(1)
-        await connection.execute(text("SELECT * FROM no_such_table"))
+        connection.execute(text("SELECT * FROM no_such_table"))
 
     with pytest.raises(DBAPIError) as raised:
         await run_read(sessionmaker, read)
     assert not raised.value.connection_invalidated
     assert len(attempts) == 1
+
+
+async def test_a_cancelled_read_gives_its_connection_back(
+    engine: AsyncEngine, sessionmaker: Maker, migrated_url: str
+) -> None:
+    postgresql_only(migrated_url)
+
+    def read_long(connection: Connection) -> None:
+        connection.execute(text("SELECT pg_sleep(5)"))
+
+    task = asyncio.create_task(run_read(sessionmaker, read_long))
+    await asyncio.sleep(0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    assert await run_read(sessionmaker, select_one) == 1

@@ -1,10 +1,15 @@
-"""The API's reads of deletions and their partitions: Core statements on a connection, selecting only
-what a response shows (no ORM identity map, instance state or unit of work: a GET spent most of its time
-there). Statements are built once per shape with bound parameters, so SQLAlchemy reuses their cache key
-and compiled form instead of rebuilding both for every request."""
+"""The API's reads of deletions and their partitions: Core statements selecting only what a response
+shows (no ORM identity map, instance state or unit of work: a GET spent most of its time there).
+
+Each function is synchronous and takes a ``Connection``: ``app.adapters.db.session.run_read`` runs a
+whole read (checkout, every statement, check-in) in one greenlet. A read returns the deletion with what
+was asked of it; the caller decides visibility, so the connection is not held while it does.
+Statements are built once per shape with bound parameters, so SQLAlchemy reuses their cache key and
+compiled form instead of rebuilding both for every request."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,7 +17,7 @@ from functools import cache
 from typing import Any, cast
 
 from sqlalchemy import Integer, Row, Select, String, Table, and_, bindparam, exists, func, or_, select, tuple_
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.engine import Connection
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.domain.deletions import DeletionStatus, PartitionStatus
@@ -75,18 +80,56 @@ def record_of(deletion: Deletion) -> DeletionRecord:
     return DeletionRecord(*(getattr(deletion, name) for name in DeletionRecord.__dataclass_fields__))
 
 
-async def read_deletion(connection: AsyncConnection, deletion_id: str) -> DeletionRecord | None:
-    row = (await connection.execute(_DELETION_BY_ID, {"deletion_id": deletion_id})).first()
+@dataclass(frozen=True, slots=True)
+class FirstPartitions:
+    """A deletion's first partitions (``PARTITION_COLUMNS``) and the count of all of them per status."""
+
+    rows: Sequence[Row[Any]]
+    counts: dict[PartitionStatus, int]
+
+
+def read_deletion(connection: Connection, deletion_id: str) -> DeletionRecord | None:
+    row = connection.execute(_DELETION_BY_ID, {"deletion_id": deletion_id}).first()
     return None if row is None else DeletionRecord(*row)
 
 
-async def status_counts(connection: AsyncConnection, deletion_id: str) -> dict[PartitionStatus, int]:
-    rows = await connection.execute(_STATUS_COUNTS, {"deletion_id": deletion_id})
+def deletion_with_first_partitions(
+    connection: Connection, deletion_id: str, limit: int
+) -> tuple[DeletionRecord, FirstPartitions] | None:
+    deletion = read_deletion(connection, deletion_id)
+    return None if deletion is None else (deletion, first_partitions(connection, deletion, limit))
+
+
+def first_partitions(connection: Connection, deletion: DeletionRecord, limit: int) -> FirstPartitions:
+    rows = list_partitions(connection, deletion.id, limit=limit)
+    # A deletion's partitions are all inserted with it: when the page holds all of them, count them
+    # here instead of asking the database a second time.
+    if len(rows) == deletion.partition_count:
+        return FirstPartitions(rows, dict(Counter(PartitionStatus(row.status) for row in rows)))
+    return FirstPartitions(rows, status_counts(connection, deletion.id))
+
+
+def status_counts(connection: Connection, deletion_id: str) -> dict[PartitionStatus, int]:
+    rows = connection.execute(_STATUS_COUNTS, {"deletion_id": deletion_id})
     return {PartitionStatus(status): count for status, count in rows}
 
 
-async def list_partitions(
-    connection: AsyncConnection,
+def deletion_with_partitions(
+    connection: Connection,
+    deletion_id: str,
+    *,
+    status: PartitionStatus | None = None,
+    after: tuple[str, int] | None = None,
+    limit: int,
+) -> tuple[DeletionRecord, Sequence[Row[Any]]] | None:
+    deletion = read_deletion(connection, deletion_id)
+    if deletion is None:
+        return None
+    return deletion, list_partitions(connection, deletion_id, status=status, after=after, limit=limit)
+
+
+def list_partitions(
+    connection: Connection,
     deletion_id: str,
     *,
     status: PartitionStatus | None = None,
@@ -100,7 +143,7 @@ async def list_partitions(
     if after is not None:
         parameters["after_topic"], parameters["after_partition"] = after
     query = _partitions_query(by_status=status is not None, after=after is not None)
-    rows: Sequence[Row[Any]] = (await connection.execute(query, parameters)).all()
+    rows: Sequence[Row[Any]] = connection.execute(query, parameters).all()
     return rows
 
 
@@ -117,15 +160,18 @@ def _partitions_query(*, by_status: bool, after: bool) -> Select[Any]:
     return query.order_by(PARTITION.c.topic, PARTITION.c.partition).limit(bindparam("limit"))
 
 
-async def get_partition(
-    connection: AsyncConnection, deletion_id: str, topic: str, partition: int
-) -> Row[Any] | None:
+def deletion_with_partition(
+    connection: Connection, deletion_id: str, topic: str, partition: int
+) -> tuple[DeletionRecord, Row[Any] | None] | None:
+    deletion = read_deletion(connection, deletion_id)
+    if deletion is None:
+        return None
     parameters = {"deletion_id": deletion_id, "topic": topic, "partition": partition}
-    return (await connection.execute(_PARTITION_BY_KEY, parameters)).first()
+    return deletion, connection.execute(_PARTITION_BY_KEY, parameters).first()
 
 
-async def list_deletions(
-    connection: AsyncConnection,
+def list_deletions(
+    connection: Connection,
     *,
     status: DeletionStatus | None = None,
     topic: str | None = None,
@@ -144,7 +190,7 @@ async def list_deletions(
     if before is not None:
         parameters["before_at"], parameters["before_id"] = before
     query = _deletions_query(frozenset(name for name in parameters if name != "limit"))
-    return [DeletionRecord(*row) for row in await connection.execute(query, parameters)]
+    return [DeletionRecord(*row) for row in connection.execute(query, parameters)]
 
 
 @cache

@@ -222,7 +222,8 @@ async def cancel_pending(session: AsyncSession, deletion_id: str, now: datetime)
 
 async def refresh_status(session: AsyncSession, deletion: Deletion, now: datetime) -> DeletionStatus:
     """Recompute the deletion's status from its partitions and store it (finished_at once final)."""
-    counts = await status_counts(await session.connection(), deletion.id)
+    connection = await session.connection()
+    counts = await connection.run_sync(status_counts, deletion.id)
     status = overall_status(chain.from_iterable(repeat(s, n) for s, n in counts.items()))
     if status.value != deletion.status:
         deletion.status = status.value
