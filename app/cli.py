@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from sqlalchemy.engine import make_url
 
 from app.cli_client import add_client_commands
+from app.collection import freeze_startup_objects
 from app.processes import die_with_parent
 from app.settings import Settings
 
@@ -159,6 +160,7 @@ def serve_forked(
     connections). The app is built before forking, so every worker trusts the same dev issuer key; each
     runs its own lifespan (engine, Kafka clients, an executor with its own instance id: leases and
     fences make executors in several processes safe). Children end with the parent."""
+    freeze_startup_objects()
     children = []
     for _ in range(workers - 1):
         pid = os.fork()
@@ -215,6 +217,7 @@ async def run_workers(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    freeze_startup_objects()
     try:
         await gateway.start()
         async with standalone_workers(settings, make_sessionmaker(engine), gateway) as workers:
