@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.api.deps import Services
@@ -165,25 +165,11 @@ async def assess(
         group_ids = await gateway.list_groups(cluster)
     if not preview and not group_ids:
         return Assessment([], {})
-    partitions = [c.partition for c in plan.cuts]
     leader_only = preview and request.leader_only
-    if preview:
-        starts, watermarks, committed, versions = await asyncio.gather(
-            gateway.log_start_offsets(cluster, partitions),
-            gateway.high_watermarks(cluster, partitions),
-            gateway.committed_offsets(cluster, group_ids, partitions),
-            gateway.delete_records_versions(cluster) if leader_only else _empty(),
-        )
-    else:
-        # The guard: a group loses unread records only where it committed below the cut, so the log start
-        # offsets and high watermarks are read for those partitions alone (usually none).
-        committed = await gateway.committed_offsets(cluster, group_ids, partitions)
-        if not (partitions := _behind(partitions, plan.resolved, committed)):
-            return Assessment([], {})
-        starts, watermarks = await asyncio.gather(
-            gateway.log_start_offsets(cluster, partitions), gateway.high_watermarks(cluster, partitions)
-        )
-        versions = {}
+    facts = await (_everything if preview else _behind_the_cut)(services, request, plan, group_ids)
+    if facts is None:
+        return Assessment([], {})
+    partitions, starts, watermarks, committed, versions = facts
     cuts = []
     for tp in partitions:
         placement = plan.layouts[tp.topic].partitions.get(tp.partition)
@@ -203,20 +189,50 @@ async def assess(
     return Assessment(impacts, groups)
 
 
-def _behind(
-    partitions: Sequence[TopicPartition],
-    resolved: Mapping[TopicPartition, int],
-    committed: Mapping[str, Mapping[TopicPartition, int]],
-) -> list[TopicPartition]:
-    """The partitions some group has committed on below the cut."""
-    return [
+class _Facts(NamedTuple):
+    partitions: list[TopicPartition]
+    log_starts: dict[TopicPartition, int]
+    high_watermarks: dict[TopicPartition, int]
+    committed: dict[str, dict[TopicPartition, int]]
+    versions: dict[int, int]
+
+
+async def _everything(
+    services: Services, request: DeletionCreate, plan: Plan, group_ids: Sequence[str]
+) -> _Facts:
+    """A preview's facts: every partition, read at once."""
+    cluster, gateway = request.cluster, services.gateway
+    partitions = [c.partition for c in plan.cuts]
+    starts, watermarks, committed, versions = await asyncio.gather(
+        gateway.log_start_offsets(cluster, partitions),
+        gateway.high_watermarks(cluster, partitions),
+        gateway.committed_offsets(cluster, group_ids, partitions),
+        gateway.delete_records_versions(cluster) if request.leader_only else _empty(),
+    )
+    return _Facts(partitions, starts, watermarks, committed, versions)
+
+
+async def _behind_the_cut(
+    services: Services, request: DeletionCreate, plan: Plan, group_ids: Sequence[str]
+) -> _Facts | None:
+    """The guard's facts: a group loses unread records only where it committed below the cut, so log
+    start offsets and high watermarks are read for those partitions alone (usually none: then None)."""
+    cluster, gateway = request.cluster, services.gateway
+    partitions = [c.partition for c in plan.cuts]
+    committed = await gateway.committed_offsets(cluster, group_ids, partitions)
+    behind = [
         tp
         for tp in partitions
         if any(
-            (position := offsets.get(tp)) is not None and position < resolved[tp]
-            for offsets in committed.values()
+            (at := offsets.get(tp)) is not None and at < plan.resolved[tp] for offsets in committed.values()
         )
     ]
+    if not behind:
+        return None
+    starts, watermarks = await asyncio.gather(
+        gateway.log_start_offsets(cluster, behind), gateway.high_watermarks(cluster, behind)
+    )
+    return _Facts(behind, starts, watermarks, committed, {})
 
 
 def guard_unconsumed(request: DeletionCreate, assessment: Assessment) -> list[UnconsumedGroup]:
