@@ -1,9 +1,9 @@
 """``KafkaClusters``: the ``KafkaGateway`` over every configured cluster.
 
-Batching follows Kafka's Admin client: fresh metadata for the requested topics, partitions grouped by
-leader, one request per leader carrying all of that leader's partitions, leaders in parallel, and every
-partition's result read from the response. A leader that fails affects only its own partitions: each
-gets an outcome, nothing is raised.
+Batching follows Kafka's Admin client: metadata for the requested topics, partitions grouped by leader,
+one request per leader carrying all of that leader's partitions, leaders in parallel, and every
+partition's result read from the response (``deleting.py``). A leader that fails affects only its own
+partitions: each gets an outcome, nothing is raised.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
-from app.adapters.kafka.errors import ERROR_NAMES, error_name
+from app.adapters.kafka.deleting import delete_on_leaders, outcomes_of
 from app.adapters.kafka.inspection import ClusterInspection
 from app.adapters.kafka.metadata import (
     EARLIEST,
@@ -26,9 +26,8 @@ from app.adapters.kafka.metadata import (
     read_list_offsets,
     route,
 )
-from app.adapters.kafka.protocol import DeleteRecordsRequest, VersionUnsupported
+from app.adapters.kafka.protocol import VersionUnsupported
 from app.adapters.kafka.recent import RecentTopics, SingleFlight
-from app.adapters.kafka.responses import DeletedPartition, read_response
 from app.adapters.kafka.topic_listing import TopicListing
 from app.domain.ports import PartitionOutcome, TopicPartition
 from app.errors import NotFound, ServiceUnavailable
@@ -37,13 +36,6 @@ from app.settings import ClusterSettings
 log = logging.getLogger(__name__)
 
 PING_TIMEOUT_S = 5.0
-
-
-def _outcomes(
-    partitions: Sequence[TopicPartition], error: str, detail: str
-) -> dict[TopicPartition, PartitionOutcome]:
-    outcome = PartitionOutcome(error=error, message=detail)
-    return dict.fromkeys(partitions, outcome)
 
 
 class KafkaClusters(ClusterInspection, TopicListing):
@@ -205,9 +197,9 @@ class KafkaClusters(ClusterInspection, TopicListing):
                 leader, list_offsets_request(partitions, timestamp), timeout_s=client.timeout_s
             )
         except BrokerFailure as exc:
-            return _outcomes(partitions, exc.error, exc.message)
+            return outcomes_of(partitions, exc.error, exc.message)
         except VersionUnsupported as exc:
-            return _outcomes(partitions, "UNSUPPORTED_VERSION", str(exc))
+            return outcomes_of(partitions, "UNSUPPORTED_VERSION", str(exc))
         answered = read_list_offsets(response)
         results: dict[TopicPartition, PartitionOutcome] = {}
         for tp in partitions:
@@ -223,65 +215,33 @@ class KafkaClusters(ClusterInspection, TopicListing):
         leader_only: bool,
         timeout_ms: int,
     ) -> dict[TopicPartition, PartitionOutcome]:
-        partitions = list(offsets)
-        if not partitions:
+        """DeleteRecords on each partition's leader. The leaders may come from metadata up to
+        ``metadata_max_age_ms`` old (accepting the deletion usually just read it), as Kafka's producers
+        and consumers route: a partition whose remembered leader refuses it (``NOT_LEADER_OR_FOLLOWER``,
+        a broker gone, ...) or that the remembered metadata cannot route is sent again, at once, on fresh
+        metadata. Only the fresh attempt's outcome is returned for it."""
+        if not offsets:
             return {}
-        try:
-            client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
-        except ClusterUnreachable as exc:
-            return _outcomes(partitions, "NETWORK_EXCEPTION", str(exc))
-        by_leader, outcomes = route(metadata, partitions)
-        answers = await asyncio.gather(
-            *(
-                self._delete_on_leader(
-                    client, leader, {tp: offsets[tp] for tp in tps}, leader_only, timeout_ms
-                )
-                for leader, tps in by_leader.items()
-            )
-        )
-        for answer in answers:
-            outcomes.update(answer)
-        return outcomes
-
-    async def _delete_on_leader(
-        self,
-        client: ClusterClient,
-        leader: int,
-        offsets: dict[TopicPartition, int],
-        leader_only: bool,
-        timeout_ms: int,
-    ) -> dict[TopicPartition, PartitionOutcome]:
-        request = DeleteRecordsRequest(offsets, timeout_ms=timeout_ms, leader_only=leader_only)
-        # The broker may hold the request for TimeoutMs in its purgatory; only after that plus a normal
-        # request time is the broker considered silent (never race the broker's own timeout).
-        timeout_s = request.timeout_ms / 1000 + client.timeout_s
+        outcomes: dict[TopicPartition, PartitionOutcome] = {}
         partitions = list(offsets)
+        memory = self._recent.get(cluster)
         try:
-            response = await client.send(leader, request, timeout_s=timeout_s)
-        except BrokerFailure as exc:
-            log.warning(
-                "cluster %r: DeleteRecords for %d partition(s): %s", client.name, len(partitions), exc
-            )
-            return _outcomes(partitions, exc.error, exc.message)
-        except VersionUnsupported as exc:
-            log.warning("cluster %r: DeleteRecords not sent to broker %s: %s", client.name, leader, exc)
-            return _outcomes(partitions, "UNSUPPORTED_VERSION", f"broker {leader}: {exc}")
-        answer = read_response(response)
-        return {tp: _deleted_outcome(leader, tp, answer.get(tp)) for tp in partitions}
-
-
-def _deleted_outcome(leader: int, tp: TopicPartition, result: DeletedPartition | None) -> PartitionOutcome:
-    if result is None:
-        # What Kafka's Admin client does with a partition the broker left out: fail it, never guess.
-        return PartitionOutcome(
-            error="UNKNOWN_SERVER_ERROR",
-            message=f"The response from broker {leader} did not contain a result for partition {tp}.",
-        )
-    name = error_name(result.error_code)
-    return PartitionOutcome(
-        error=name,
-        low_watermark=result.low_watermark,
-        leader_log_start_offset=result.leader_log_start_offset,
-        # Known codes need no more words than describe(name); an unknown one keeps its number.
-        message=None if result.error_code in ERROR_NAMES else f"broker error code {result.error_code}",
-    )
+            known = memory.metadata(sorted({tp.topic for tp in partitions})) if memory else None
+            if known is not None:
+                client = await self._client(cluster)
+                outcomes, partitions = await delete_on_leaders(
+                    client, Metadata((), known), offsets, leader_only=leader_only, timeout_ms=timeout_ms
+                )
+            if partitions:
+                client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
+                fresh, _ = await delete_on_leaders(
+                    client,
+                    metadata,
+                    {tp: offsets[tp] for tp in partitions},
+                    leader_only=leader_only,
+                    timeout_ms=timeout_ms,
+                )
+                outcomes.update(fresh)
+        except ClusterUnreachable as exc:
+            outcomes.update(outcomes_of(partitions, "NETWORK_EXCEPTION", str(exc)))
+        return outcomes

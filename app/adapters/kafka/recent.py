@@ -8,9 +8,10 @@ added is accepted at once. A recent answer can only let through a request that a
 and then the broker refuses it at send time and the executor records that outcome for the partition:
 a topic deleted meanwhile fails with ``UNKNOWN_TOPIC_OR_PARTITION``, a policy changed to compact-only
 with ``POLICY_VIOLATION``. The offsets themselves (high watermarks, log start offsets, committed
-offsets) and the consumer groups are never taken from here; ListOffsets is only *routed* with the
-remembered leaders, as Kafka's consumers do, and a partition whose leader refuses is asked again with
-fresh metadata. Kafka's own clients keep metadata for ``metadata.max.age.ms`` (5 minutes);
+offsets) and the consumer groups are never taken from here; ListOffsets and DeleteRecords are only
+*routed* with the remembered leaders, as Kafka's clients do, and a partition whose leader refuses is
+asked again with fresh metadata (a broker that is not the leader deletes nothing, and resending a
+concrete offset is harmless). Kafka's own clients keep metadata for ``metadata.max.age.ms`` (5 minutes);
 ``ClusterSettings.metadata_max_age_ms`` bounds it here.
 """
 

@@ -1,5 +1,5 @@
-"""ListOffsets routed with remembered leaders: a leader that moved or stopped since is asked again through
-fresh metadata, and the offsets are always the current leader's answer."""
+"""ListOffsets and DeleteRecords routed with remembered leaders: a leader that moved or stopped since is
+asked again through fresh metadata, and the offsets are always the current leader's answer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from kafka_gateway_helpers import CLUSTER, cluster_settings, leader_of, partition_state, produce, wait_until
+from kafka_gateway_helpers import (
+    CLUSTER,
+    cluster_settings,
+    leader_of,
+    log_start_offsets,
+    partition_state,
+    produce,
+    wait_until,
+)
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition
@@ -50,3 +58,35 @@ async def test_offsets_route_around_a_stopped_leader(emulator: Any, gateway: Kaf
     assert await gateway.high_watermarks(CLUSTER, partitions) == dict(zip(partitions, [3, 5], strict=True))
     await emulator.stop_broker(leader_of(emulator, "events", 0))
     assert await gateway.high_watermarks(CLUSTER, partitions) == dict(zip(partitions, [3, 5], strict=True))
+
+
+async def test_deletion_follows_a_moved_leader_in_the_same_call(
+    emulator: Any, gateway: KafkaClusters
+) -> None:
+    emulator.create_topic("events", 2, 3)
+    await produce(emulator, "events", {0: 6, 1: 6})
+    assert await gateway.topic_partitions(CLUSTER, ["events"]) == {"events": 2}  # leaders remembered
+    old = leader_of(emulator, "events", 0)
+    new = next(b for b in sorted(emulator.brokers) if b != old)
+    emulator.move_leader("events", 0, new)
+
+    outcomes = await gateway.delete_records(
+        CLUSTER, {TP("events", 0): 4, TP("events", 1): 4}, leader_only=True, timeout_ms=5_000
+    )
+
+    assert {tp: o.error for tp, o in outcomes.items()} == {TP("events", 0): "NONE", TP("events", 1): "NONE"}
+    assert outcomes[TP("events", 0)].leader_log_start_offset == 4
+    assert log_start_offsets(emulator, "events", 0)[new] == 4
+
+
+async def test_deletion_routes_around_a_stopped_leader(emulator: Any, gateway: KafkaClusters) -> None:
+    emulator.create_topic("events", 1, 3)
+    await produce(emulator, "events", {0: 5})
+    assert await gateway.topic_partitions(CLUSTER, ["events"]) == {"events": 1}
+    old = leader_of(emulator, "events", 0)
+    await emulator.stop_broker(old)
+
+    outcomes = await gateway.delete_records(CLUSTER, {TP("events", 0): 2}, leader_only=True, timeout_ms=5_000)
+
+    assert outcomes[TP("events", 0)].error == "NONE"
+    assert leader_of(emulator, "events", 0) != old

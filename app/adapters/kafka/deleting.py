@@ -1,0 +1,101 @@
+"""DeleteRecords on the leaders a metadata answer names: one request per leader carrying all of that
+leader's partitions, leaders in parallel, every partition's result read from its leader's response.
+
+A leader that fails affects only its own partitions: each gets an outcome, nothing is raised. The
+partitions whose outcome says the leader may have moved (a partition the metadata cannot route, or an
+error of Kafka's InvalidMetadataException family such as ``NOT_LEADER_OR_FOLLOWER``) are also returned
+as ``moved``: routed with remembered metadata, they are worth one more try on fresh metadata. Nothing
+was deleted for them, and a resent concrete offset is harmless anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+
+from app.adapters.kafka.client import BrokerFailure, ClusterClient
+from app.adapters.kafka.errors import ERROR_NAMES, Retry, classify, error_name
+from app.adapters.kafka.metadata import Metadata, route
+from app.adapters.kafka.protocol import DeleteRecordsRequest, VersionUnsupported
+from app.adapters.kafka.responses import DeletedPartition, read_response
+from app.domain.ports import PartitionOutcome, TopicPartition
+
+log = logging.getLogger(__name__)
+
+_MOVED = Retry(refresh_metadata=True)
+
+
+def outcomes_of(
+    partitions: Sequence[TopicPartition], error: str, detail: str
+) -> dict[TopicPartition, PartitionOutcome]:
+    return dict.fromkeys(partitions, PartitionOutcome(error=error, message=detail))
+
+
+async def delete_on_leaders(
+    client: ClusterClient,
+    metadata: Metadata,
+    offsets: Mapping[TopicPartition, int],
+    *,
+    leader_only: bool,
+    timeout_ms: int,
+) -> tuple[dict[TopicPartition, PartitionOutcome], list[TopicPartition]]:
+    """Every partition's outcome, and the partitions whose leader may have moved (``moved``)."""
+    by_leader, outcomes = route(metadata, offsets)
+    moved = list(outcomes)
+    answers = await asyncio.gather(
+        *(
+            _delete_on_leader(client, leader, {tp: offsets[tp] for tp in tps}, leader_only, timeout_ms)
+            for leader, tps in by_leader.items()
+        )
+    )
+    errors: dict[str, bool] = {"NONE": False}
+    for answer in answers:
+        outcomes.update(answer)
+        for tp, outcome in answer.items():
+            if (is_moved := errors.get(outcome.error)) is None:
+                is_moved = errors[outcome.error] = classify(outcome.error) == _MOVED
+            if is_moved:
+                moved.append(tp)
+    return outcomes, moved
+
+
+async def _delete_on_leader(
+    client: ClusterClient,
+    leader: int,
+    offsets: dict[TopicPartition, int],
+    leader_only: bool,
+    timeout_ms: int,
+) -> dict[TopicPartition, PartitionOutcome]:
+    request = DeleteRecordsRequest(offsets, timeout_ms=timeout_ms, leader_only=leader_only)
+    # The broker may hold the request for TimeoutMs in its purgatory; only after that plus a normal
+    # request time is the broker considered silent (never race the broker's own timeout).
+    timeout_s = request.timeout_ms / 1000 + client.timeout_s
+    partitions = list(offsets)
+    try:
+        response = await client.send(leader, request, timeout_s=timeout_s)
+    except BrokerFailure as exc:
+        log.warning("cluster %r: DeleteRecords for %d partition(s): %s", client.name, len(partitions), exc)
+        return outcomes_of(partitions, exc.error, exc.message)
+    except VersionUnsupported as exc:
+        log.warning("cluster %r: DeleteRecords not sent to broker %s: %s", client.name, leader, exc)
+        return outcomes_of(partitions, "UNSUPPORTED_VERSION", f"broker {leader}: {exc}")
+    answer = read_response(response)
+    return {tp: _deleted_outcome(leader, tp, answer.get(tp)) for tp in partitions}
+
+
+def _deleted_outcome(leader: int, tp: TopicPartition, result: DeletedPartition | None) -> PartitionOutcome:
+    if result is None:
+        # What Kafka's Admin client does with a partition the broker left out: fail it, never guess.
+        return PartitionOutcome(
+            error="UNKNOWN_SERVER_ERROR",
+            message=f"The response from broker {leader} did not contain a result for partition {tp}.",
+        )
+    name = error_name(result.error_code)
+    return PartitionOutcome(
+        error=name,
+        low_watermark=result.low_watermark,
+        leader_log_start_offset=result.leader_log_start_offset,
+        # Known codes need no more words than describe(name); an unknown one keeps its number.
+        message=None if result.error_code in ERROR_NAMES else f"broker error code {result.error_code}",
+    )
