@@ -7,14 +7,22 @@ ApiVersions; ``DeleteRecordsRequest.prepare`` makes the choice this service need
 broker has it, never a silent downgrade when LeaderOnly is asked for. Raising there means nothing is
 written to the socket.
 
+aiokafka writes the request header and asks the request struct for its body (``encode``). The body is
+encoded here by hand (``encode_body``): aiokafka's schema-driven encoder walks every field of every
+partition through Python objects, 4-9 ms for one leader's 3,333 partitions at v3, on the critical
+path of a large deletion; packing each topic's partitions with one ``struct.pack`` call takes a
+tenth of that. The schemas stay as the description of the request.
+
 aiokafka is untyped: the classes below subclass ``Any`` (hence the ignores); everything leaving this
 module is typed. Responses are decoded in ``responses.py``.
 """
 
 from __future__ import annotations
 
+import struct
 from collections import defaultdict
 from collections.abc import Mapping
+from itertools import chain
 from typing import Any
 
 from aiokafka.protocol.api import Request, RequestStruct
@@ -54,21 +62,39 @@ _FLEXIBLE_TOPICS = CompactArray(
 )
 
 
-class DeleteRecordsRequestV0(RequestStruct):  # type: ignore[misc]
+class _HandEncoded:
+    """The body comes from ``encode_body``. ``topics`` holds (name, [(partition, offset)]) for every
+    version: the flexible versions' empty tagged fields are written by the encoder, not stored."""
+
+    API_VERSION: int
+    topics: list[tuple[str, list[tuple[int, int]]]]
+    timeout_ms: int
+
+    def encode(self) -> bytes:
+        leader_only = bool(getattr(self, "leader_only", False))
+        return encode_body(self.API_VERSION, self.topics, self.timeout_ms, leader_only)
+
+    def __repr__(self) -> str:  # aiokafka logs the struct at DEBUG: never list 3,333 partitions there
+        count = sum(len(partitions) for _, partitions in self.topics)
+        name = type(self).__name__
+        return f"{name}(topics={len(self.topics)}, partitions={count}, timeout_ms={self.timeout_ms})"
+
+
+class DeleteRecordsRequestV0(_HandEncoded, RequestStruct):  # type: ignore[misc]
     API_KEY = DELETE_RECORDS_KEY
     API_VERSION = 0
     RESPONSE_TYPE = response_type(0)
     SCHEMA = _REQUEST_V0
 
 
-class DeleteRecordsRequestV1(RequestStruct):  # type: ignore[misc]
+class DeleteRecordsRequestV1(_HandEncoded, RequestStruct):  # type: ignore[misc]
     API_KEY = DELETE_RECORDS_KEY
     API_VERSION = 1
     RESPONSE_TYPE = response_type(1)
     SCHEMA = _REQUEST_V0
 
 
-class DeleteRecordsRequestV2(RequestStruct):  # type: ignore[misc]
+class DeleteRecordsRequestV2(_HandEncoded, RequestStruct):  # type: ignore[misc]
     API_KEY = DELETE_RECORDS_KEY
     API_VERSION = 2
     FLEXIBLE_VERSION = True
@@ -76,7 +102,7 @@ class DeleteRecordsRequestV2(RequestStruct):  # type: ignore[misc]
     SCHEMA = Schema(("topics", _FLEXIBLE_TOPICS), ("timeout_ms", Int32), ("tags", TaggedFields))
 
 
-class DeleteRecordsRequestV3(RequestStruct):  # type: ignore[misc]
+class DeleteRecordsRequestV3(_HandEncoded, RequestStruct):  # type: ignore[misc]
     API_KEY = DELETE_RECORDS_KEY
     API_VERSION = 3
     FLEXIBLE_VERSION = True
@@ -150,13 +176,48 @@ def build_struct(
     by_topic: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for tp, offset in offsets.items():
         by_topic[tp.topic].append((tp.partition, offset))
+    topics = [(name, sorted(parts)) for name, parts in sorted(by_topic.items())]
     if version < 2:
-        topics: list[tuple[Any, ...]] = [(name, sorted(parts)) for name, parts in sorted(by_topic.items())]
         return _STRUCTS[version](topics, timeout_ms)
-    topics = [
-        (name, [(p, offset, {}) for p, offset in sorted(parts)], {})
-        for name, parts in sorted(by_topic.items())
-    ]
     if version == LEADER_ONLY_VERSION:
         return _STRUCTS[version](topics, timeout_ms, leader_only, {})
     return _STRUCTS[version](topics, timeout_ms, {})
+
+
+_INT32 = struct.Struct(">i")
+_INT16 = struct.Struct(">h")
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def encode_body(
+    version: int, topics: list[tuple[str, list[tuple[int, int]]]], timeout_ms: int, leader_only: bool
+) -> bytes:
+    """A DeleteRecords request body at ``version``: Topics [Name, Partitions [PartitionIndex, Offset]],
+    TimeoutMs, then LeaderOnly (v3); flexible versions (v2+) use compact lengths and end every struct
+    with an empty tagged-field section (one zero byte, the ``x`` pad of the partition format)."""
+    flexible = version >= 2
+    unit = "iqx" if flexible else "iq"
+    out = [_uvarint(len(topics) + 1) if flexible else _INT32.pack(len(topics))]
+    for name, partitions in topics:
+        encoded = name.encode()
+        if flexible:
+            out += (_uvarint(len(encoded) + 1), encoded, _uvarint(len(partitions) + 1))
+        else:
+            out += (_INT16.pack(len(encoded)), encoded, _INT32.pack(len(partitions)))
+        out.append(struct.pack(f">{unit * len(partitions)}", *chain.from_iterable(partitions)))
+        if flexible:
+            out.append(b"\x00")
+    out.append(_INT32.pack(timeout_ms))
+    if version >= LEADER_ONLY_VERSION:
+        out.append(b"\x01" if leader_only else b"\x00")
+    if flexible:
+        out.append(b"\x00")
+    return b"".join(out)

@@ -257,3 +257,10 @@ def test_response_decoder_skips_tagged_fields() -> None:
     tagged = plain[:partition_end] + bytes([1, 7, 2, 0xAB, 0xCD]) + plain[partition_end + 1 :]
     answer = decode_delete_records(tagged, 0, 3)
     assert answer.partitions == decode_delete_records(plain, 0, 3).partitions == {("t", 2): (4, 6, 0)}
+
+
+def test_a_large_request_is_logged_as_counts() -> None:
+    offsets = {TopicPartition("big", p): 3 for p in range(3_333)}
+    assert repr(build_struct(3, offsets, 1_000, True)) == (
+        "DeleteRecordsRequestV3(topics=1, partitions=3333, timeout_ms=1000)"
+    )
