@@ -149,15 +149,14 @@ def _update(
     error: str | None,
     message: str | None,
 ) -> PartitionUpdate:
-    return PartitionUpdate(
-        id=claim.id,
-        fence=claim.fence,
-        status=status,
-        low_watermark=outcome.low_watermark if outcome.low_watermark >= 0 else None,
-        leader_log_start_offset=outcome.leader_log_start_offset
-        if outcome.leader_log_start_offset >= 0
-        else None,
-        error_code=error,
-        error_message=message,
-        next_attempt_at=next_attempt_at,
+    lw, llso = outcome.low_watermark, outcome.leader_log_start_offset
+    return PartitionUpdate(  # positional: built once per partition
+        claim.id,
+        claim.fence,
+        status,
+        lw if lw >= 0 else None,
+        llso if llso >= 0 else None,
+        error,
+        message,
+        next_attempt_at,
     )

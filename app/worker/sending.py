@@ -37,8 +37,8 @@ def group_claims(claims: Sequence[Claim], now: datetime, policies: dict[str, Pol
 
     A partition that two deletions name goes into separate calls (a request carries one offset per
     partition, and each deletion's outcome must come from its own offset)."""
-    groups: dict[tuple[str, bool, int, int], list[Claim]] = defaultdict(list)
-    seen: dict[tuple[str, bool, int, str, int], int] = defaultdict(int)
+    groups: dict[tuple[tuple[str, bool, int], int], list[Claim]] = defaultdict(list)
+    rounds: dict[tuple[tuple[str, bool, int], str, int], int] = {}
     # The wait depends only on these; a batch has few distinct ones (one per deletion and status).
     waits: dict[tuple[str, PartitionStatus, datetime, int], int] = {}
     for claim in claims:
@@ -46,18 +46,20 @@ def group_claims(claims: Sequence[Claim], now: datetime, policies: dict[str, Pol
         if (wait := waits.get(facts)) is None:
             wait = waits[facts] = broker_wait_ms(claim, now, policies[claim.cluster])
         key = (claim.cluster, claim.leader_only, wait)
-        round_ = seen[(*key, claim.topic, claim.partition)]
-        seen[(*key, claim.topic, claim.partition)] += 1
-        groups[(*key, round_)].append(claim)
+        seen = (key, claim.topic, claim.partition)
+        round_ = rounds.get(seen, 0)
+        rounds[seen] = round_ + 1
+        groups[key, round_].append(claim)
     return [
         SendGroup(cluster, leader_only, timeout_ms, tuple(members))
-        for (cluster, leader_only, timeout_ms, _), members in sorted(groups.items())
+        for ((cluster, leader_only, timeout_ms), _), members in sorted(groups.items())
     ]
 
 
 async def send_group(gateway: KafkaGateway, group: SendGroup) -> dict[int, PartitionOutcome]:
     """Every claimed row's outcome, by row id."""
-    offsets = {TopicPartition(c.topic, c.partition): c.resolved_offset for c in group.claims}
+    partitions = [TopicPartition(c.topic, c.partition) for c in group.claims]
+    offsets = dict(zip(partitions, (c.resolved_offset for c in group.claims), strict=True))
     try:
         if not gateway.has_cluster(group.cluster):
             raise LookupError(f"cluster {group.cluster!r} is not configured")
@@ -70,4 +72,4 @@ async def send_group(gateway: KafkaGateway, group: SendGroup) -> dict[int, Parti
             c.id: PartitionOutcome(UNREACHABLE, message=str(exc) or type(exc).__name__) for c in group.claims
         }
     missing = PartitionOutcome(UNREACHABLE, message="the broker's response did not include this partition")
-    return {c.id: results.get(TopicPartition(c.topic, c.partition), missing) for c in group.claims}
+    return {c.id: results.get(tp, missing) for c, tp in zip(group.claims, partitions, strict=True)}
