@@ -205,3 +205,38 @@ async def test_a_deletion_row_is_locked_before_the_roll_up(
         assert await repo.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: "pending"}
         await session.execute(update(Deletion).where(Deletion.id == deletion_id).values(status="in_progress"))
     assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
+
+
+async def test_written_outcomes_read_back_exactly(sessionmaker: Maker, targets: list[Target]) -> None:
+    deletion_id = await insert_deletion(sessionmaker, targets)
+    now = datetime.now(UTC)
+    claims = await claim(sessionmaker, "w1", now)
+    messages = ['say "no", then {a,b}', 'back\\slash \\" end', "NULL", '  spaced\n line é ✓, ""']
+    codes = ["OFFSET_OUT_OF_RANGE", None, "", "NULL"]
+    updates = [
+        PartitionUpdate(
+            id=c.id,
+            fence=c.fence,
+            status=PartitionStatus.IN_PROGRESS,
+            low_watermark=None if i == 1 else 2**40 + i,
+            leader_log_start_offset=None if i == 2 else i,
+            error_code=codes[i],
+            error_message=messages[i],
+            next_attempt_at=now + timedelta(microseconds=123_457 * (i + 1)),
+        )
+        for i, c in enumerate(claims)
+    ]
+    async with write_transaction(sessionmaker) as session:
+        written = await repo.write_updates(session, updates, owner="w1", now=now)
+    assert written == {c.id for c in claims}
+    rows = {row.id: row for row in await partitions_of(sessionmaker, deletion_id)}
+    for update_ in updates:
+        row = rows[update_.id]
+        assert (row.status, row.low_watermark, row.leader_log_start_offset) == (
+            "in_progress",
+            update_.low_watermark,
+            update_.leader_log_start_offset,
+        )
+        assert (row.error_code, row.error_message) == (update_.error_code, update_.error_message)
+        assert row.next_attempt_at.astimezone(UTC) == update_.next_attempt_at
+        assert row.lease_expires_at is None

@@ -1,21 +1,28 @@
 """Writing outcomes back, each row guarded by the fence it was claimed with; the lease is given back.
 
 PostgreSQL: one ``UPDATE ... FROM unnest(arrays) ... RETURNING id`` for the whole batch, so 10,000 rows
-are one statement and the returned ids are exactly the rows still held with that fence. SQLite (one
-writer at a time under BEGIN IMMEDIATE): read the fences still held, then one executemany.
+are one statement and the returned ids are exactly the rows still held with that fence. Each array is
+bound as one text parameter in PostgreSQL's array syntax and cast in SQL: asyncpg encodes a Python list
+element by element, with two abstract-class checks per element, 16 ms of CPU for the eight lists of a
+10,000-row batch; the texts take 4 ms to build and bind. Next attempt times travel as microseconds
+since the epoch.
+
+SQLite (one writer at a time under BEGIN IMMEDIATE): read the fences still held, then one executemany.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import BigInteger, String, Text, bindparam, func, select, text, update
-from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
+from sqlalchemy import BigInteger, bindparam, func, select, text, update
+from sqlalchemy.dialects.postgresql import TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.repositories.claims.common import PD, PartitionUpdate, chunks, id_in, is_postgresql
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
 _POSTGRESQL_UPDATE = text(
     """
     UPDATE partition_deletion AS pd SET
@@ -24,26 +31,36 @@ _POSTGRESQL_UPDATE = text(
         leader_log_start_offset = COALESCE(v.llso, pd.leader_log_start_offset),
         error_code = v.error_code,
         error_message = v.error_message,
-        next_attempt_at = v.next_attempt_at,
+        next_attempt_at = TIMESTAMPTZ 'epoch' + v.next_us * INTERVAL '1 microsecond',
         lease_expires_at = NULL,
         updated_at = :now
-    FROM unnest(:ids, :fences, :statuses, :lws, :llsos, :codes, :messages, :nexts)
-        AS v(id, fence, status, low_watermark, llso, error_code, error_message, next_attempt_at)
+    FROM unnest(
+            CAST(CAST(:ids AS text) AS bigint[]), CAST(CAST(:fences AS text) AS bigint[]),
+            CAST(CAST(:statuses AS text) AS text[]), CAST(CAST(:lws AS text) AS bigint[]),
+            CAST(CAST(:llsos AS text) AS bigint[]), CAST(CAST(:codes AS text) AS text[]),
+            CAST(CAST(:messages AS text) AS text[]), CAST(CAST(:nexts AS text) AS bigint[])
+        ) AS v(id, fence, status, low_watermark, llso, error_code, error_message, next_us)
     WHERE pd.id = v.id AND pd.fence = v.fence
         AND pd.lease_owner = :owner AND pd.lease_expires_at IS NOT NULL
     RETURNING pd.id
     """
-).bindparams(
-    bindparam("now", type_=TIMESTAMP(timezone=True)),
-    bindparam("ids", type_=ARRAY(BigInteger)),
-    bindparam("fences", type_=ARRAY(BigInteger)),
-    bindparam("statuses", type_=ARRAY(String)),
-    bindparam("lws", type_=ARRAY(BigInteger)),
-    bindparam("llsos", type_=ARRAY(BigInteger)),
-    bindparam("codes", type_=ARRAY(String)),
-    bindparam("messages", type_=ARRAY(Text)),
-    bindparam("nexts", type_=ARRAY(TIMESTAMP(timezone=True))),
-)
+).bindparams(bindparam("now", type_=TIMESTAMP(timezone=True)))
+
+
+def integer_array(values: Sequence[int | None]) -> str:
+    """``values`` as a PostgreSQL array literal (None is NULL)."""
+    return "{" + ",".join(["NULL" if value is None else str(value) for value in values]) + "}"
+
+
+def text_array(values: Sequence[str | None]) -> str:
+    """``values`` as a PostgreSQL array literal: each text quoted, backslash and quote escaped (the only
+    characters special inside quotes); None is NULL."""
+    quoted = {
+        value: '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        for value in set(values)
+        if value is not None
+    }
+    return "{" + ",".join(["NULL" if value is None else quoted[value] for value in values]) + "}"
 
 
 async def write_updates(
@@ -66,14 +83,14 @@ async def _write_postgresql(
     params = {
         "now": now,
         "owner": owner,
-        "ids": [u.id for u in updates],
-        "fences": [u.fence for u in updates],
-        "statuses": [u.status.value for u in updates],
-        "lws": [u.low_watermark for u in updates],
-        "llsos": [u.leader_log_start_offset for u in updates],
-        "codes": [u.error_code for u in updates],
-        "messages": [u.error_message for u in updates],
-        "nexts": [u.next_attempt_at for u in updates],
+        "ids": integer_array([u.id for u in updates]),
+        "fences": integer_array([u.fence for u in updates]),
+        "statuses": text_array([u.status.value for u in updates]),
+        "lws": integer_array([u.low_watermark for u in updates]),
+        "llsos": integer_array([u.leader_log_start_offset for u in updates]),
+        "codes": text_array([u.error_code for u in updates]),
+        "messages": text_array([u.error_message for u in updates]),
+        "nexts": integer_array([(u.next_attempt_at - EPOCH) // MICROSECOND for u in updates]),
     }
     return set((await session.execute(_POSTGRESQL_UPDATE, params)).scalars().all())
 
