@@ -49,6 +49,8 @@ _POSTGRESQL_UPDATE = text(
 
 def integer_array(values: Sequence[int | None]) -> str:
     """``values`` as a PostgreSQL array literal (None is NULL)."""
+    if None not in values:
+        return "{" + ",".join(map(str, values)) + "}"
     return "{" + ",".join(["NULL" if value is None else str(value) for value in values]) + "}"
 
 
@@ -80,17 +82,19 @@ async def write_updates(
 async def _write_postgresql(
     session: AsyncSession, updates: Sequence[PartitionUpdate], *, owner: str, now: datetime
 ) -> set[int]:
+    # PartitionUpdate is a named tuple: one transposition gives each column.
+    ids, fences, statuses, lws, llsos, codes, messages, nexts = zip(*updates, strict=True)
     params = {
         "now": now,
         "owner": owner,
-        "ids": integer_array([u.id for u in updates]),
-        "fences": integer_array([u.fence for u in updates]),
-        "statuses": text_array([u.status.value for u in updates]),
-        "lws": integer_array([u.low_watermark for u in updates]),
-        "llsos": integer_array([u.leader_log_start_offset for u in updates]),
-        "codes": text_array([u.error_code for u in updates]),
-        "messages": text_array([u.error_message for u in updates]),
-        "nexts": integer_array([(u.next_attempt_at - EPOCH) // MICROSECOND for u in updates]),
+        "ids": integer_array(ids),
+        "fences": integer_array(fences),
+        "statuses": text_array(statuses),  # PartitionStatus is a StrEnum: its members are the texts
+        "lws": integer_array(lws),
+        "llsos": integer_array(llsos),
+        "codes": text_array(codes),
+        "messages": text_array(messages),
+        "nexts": integer_array([(moment - EPOCH) // MICROSECOND for moment in nexts]),
     }
     return set((await session.execute(_POSTGRESQL_UPDATE, params)).scalars().all())
 
