@@ -34,11 +34,25 @@ def collection_paused() -> Iterator[None]:
             gc.enable()
 
 
+# The youngest generation is collected after 7,000 net allocations instead of CPython's 700.
+YOUNG_THRESHOLD = 7000
+
+
 def freeze_startup_objects() -> None:
     """Move everything alive now (imported modules, the app, its routes and schemas) out of the cyclic
     collector's reach, as CPython's docs advise before forking workers: a full collection then scans
     only what requests allocate, not the whole framework (measured: about four full collections per
     10,000-partition deletion at 0.2-0.46 s each before, about a third of that after). Forked workers
-    inherit the frozen generation and do not touch those pages, so they also stay shared."""
+    inherit the frozen generation and do not touch those pages, so they also stay shared.
+
+    The young generation is then collected ten times less often. A request's objects are freed by
+    reference counting when it ends, but at 700 a collection came every few requests and traversed the
+    ones still in flight, which then aged into the older generations and were traversed again; and with
+    the startup objects frozen, the older generations are small, so full collections came often. Measured
+    over the probe's 1,500 small POSTs and 6,000 GETs (executor on): time in the collector 1.32 s ->
+    0.40 s of about 12 s of CPU (1,258 / 114 / 10 collections per generation -> 38 / 3 / 0).
+    """
     gc.collect()
     gc.freeze()
+    _, middle, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_THRESHOLD, middle, oldest)

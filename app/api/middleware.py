@@ -11,6 +11,7 @@ import json
 import re
 import time
 import uuid
+from functools import lru_cache
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -153,6 +154,16 @@ class MetricsMiddleware:
             await self.app(scope, receive, record_status)
         finally:
             route = getattr(scope.get("route"), "path", None) or "unmatched"
-            method = scope.get("method", "")
-            http_requests_total.labels(method, route, str(status["code"])).inc()
-            http_request_duration_seconds.labels(method, route).observe(time.perf_counter() - started)
+            requests, duration = _series(scope.get("method", ""), route, status["code"])
+            requests.inc()
+            duration.observe(time.perf_counter() - started)
+
+
+# One entry per method, route template and status: bounded. prometheus_client's labels() validates and
+# looks the series up under a lock every time, 2-3 us a request; the series objects never change.
+@lru_cache(maxsize=4096)
+def _series(method: str, route: str, status: int) -> tuple[Any, Any]:
+    return (
+        http_requests_total.labels(method, route, str(status)),
+        http_request_duration_seconds.labels(method, route),
+    )

@@ -28,30 +28,32 @@ CACHE_ENTRIES = 1024
 
 
 class VerifiedTokens:
-    """A bounded LRU of claims of tokens that verified, keyed by the token's SHA-256, each until a deadline.
+    """A bounded LRU of tokens that verified, keyed by the token's SHA-256, each until a deadline: the
+    key id their signature was checked with and their claims.
 
     Only successes are stored; a failed token is checked in full every time.
     """
 
     def __init__(self, capacity: int = CACHE_ENTRIES) -> None:
         self.capacity = capacity
-        self._entries: OrderedDict[bytes, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._entries: OrderedDict[bytes, tuple[float, str | None, dict[str, Any]]] = OrderedDict()
 
-    def get(self, token: str, now: float) -> dict[str, Any] | None:
+    def get(self, token: str, now: float) -> tuple[str | None, dict[str, Any]] | None:
+        """The key id and (a copy of) the claims of ``token``, unless it is unknown or past its deadline."""
         key = hashlib.sha256(token.encode()).digest()
         entry = self._entries.get(key)
         if entry is None:
             return None
-        valid_until, claims = entry
+        valid_until, kid, claims = entry
         if now > valid_until:
             del self._entries[key]
             return None
         self._entries.move_to_end(key)
-        return dict(claims)
+        return kid, dict(claims)
 
-    def put(self, token: str, claims: dict[str, Any], valid_until: float) -> None:
+    def put(self, token: str, kid: str | None, claims: dict[str, Any], valid_until: float) -> None:
         key = hashlib.sha256(token.encode()).digest()
-        self._entries[key] = (valid_until, dict(claims))
+        self._entries[key] = (valid_until, kid, dict(claims))
         self._entries.move_to_end(key)
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
@@ -80,6 +82,16 @@ class TokenValidator:
         self.verified = VerifiedTokens()
 
     async def validate(self, token: str) -> dict[str, Any]:
+        if len(token) > MAX_TOKEN_BYTES:
+            raise invalid_token("The token is too large")
+        now = self.clock()
+        # A token in the cache passed every check below with this very header. It still needs its key
+        # in the current key set, so a key dropped from the JWKS stops its tokens as soon as the key
+        # set is refetched.
+        if (cached := self.verified.get(token, now)) is not None:
+            kid, claims = cached
+            if _has_key(await self.keys.keys(), kid):
+                return claims
         header = _header_of(token)
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.algorithms:
@@ -87,17 +99,11 @@ class TokenValidator:
         kid = header.get("kid")
         if kid is not None and not isinstance(kid, str):
             raise invalid_token("The token's key id is malformed")
-        key_set = await self.keys.keys()
-        now = self.clock()
-        # A cached token still needs its key in the current key set, so a key dropped from the JWKS
-        # stops its tokens as soon as the key set is refetched.
-        if _has_key(key_set, kid) and (claims := self.verified.get(token, now)) is not None:
-            return claims
-        claims = self._verify(token, await self._key_set_with(key_set, kid))
+        claims = self._verify(token, await self._key_set_with(await self.keys.keys(), kid))
         exp = claims.get("exp")
         if isinstance(exp, int | float) and not isinstance(exp, bool):
             # Never beyond what the claims check itself accepts (exp plus the leeway).
-            self.verified.put(token, claims, min(exp + self.leeway, now + CACHE_SECONDS))
+            self.verified.put(token, kid, claims, min(exp + self.leeway, now + CACHE_SECONDS))
         return claims
 
     async def _key_set_with(self, key_set: KeySet, kid: str | None) -> KeySet:
@@ -134,9 +140,7 @@ class TokenValidator:
 
 
 def _header_of(token: str) -> dict[str, Any]:
-    """Reads the protected header before any key work, refusing oversized or odd-shaped input."""
-    if len(token) > MAX_TOKEN_BYTES:
-        raise invalid_token("The token is too large")
+    """Reads the protected header before any key work, refusing odd-shaped input."""
     parts = token.split(".")
     if len(parts) != 3 or not all(parts[:2]):
         raise invalid_token("The token is not a compact JWS")

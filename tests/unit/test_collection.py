@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.collection import collection_paused
+from app.collection import YOUNG_THRESHOLD, collection_paused, freeze_startup_objects
 
 
 @pytest.fixture(autouse=True)
@@ -54,3 +54,14 @@ def test_an_error_still_ends_the_pause() -> None:
     with pytest.raises(RuntimeError), collection_paused():
         raise RuntimeError("boom")
     assert gc.isenabled()
+
+
+def test_serving_processes_collect_the_young_generation_less_often() -> None:
+    before = gc.get_threshold()
+    try:
+        freeze_startup_objects()
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, before[1], before[2])
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)

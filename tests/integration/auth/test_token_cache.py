@@ -64,10 +64,10 @@ async def test_failures_are_never_cached() -> None:
 
 def test_the_cache_is_bounded_and_evicts_the_least_recently_used() -> None:
     cache = VerifiedTokens(capacity=2)
-    cache.put("a", {"sub": "a"}, 100.0)
-    cache.put("b", {"sub": "b"}, 100.0)
-    assert cache.get("a", 1.0) == {"sub": "a"}
-    cache.put("c", {"sub": "c"}, 100.0)
+    cache.put("a", "k1", {"sub": "a"}, 100.0)
+    cache.put("b", "k1", {"sub": "b"}, 100.0)
+    assert cache.get("a", 1.0) == ("k1", {"sub": "a"})
+    cache.put("c", "k1", {"sub": "c"}, 100.0)
     assert cache.get("b", 1.0) is None
-    assert cache.get("a", 1.0) == {"sub": "a"}
-    assert cache.get("c", 1.0) == {"sub": "c"}
+    assert cache.get("a", 1.0) == ("k1", {"sub": "a"})
+    assert cache.get("c", 1.0) == ("k1", {"sub": "c"})

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from app.adapters.db.session import read_session, run_read
+from app.adapters.db.session import create_engine, read_session, run_read
 
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 Maker = async_sessionmaker[AsyncSession]
@@ -148,3 +148,18 @@ async def test_a_cancelled_read_gives_its_connection_back(
         await task
     assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
     assert await run_read(sessionmaker, select_one) == 1
+
+
+async def test_the_pool_keeps_the_connections_a_burst_opened(migrated_url: str) -> None:
+    engine = create_engine(migrated_url, pool_size=2)
+    opened: list[int] = []
+    event.listen(engine.sync_engine, "connect", lambda *_: opened.append(1))
+    try:
+        for _ in range(3):
+            connections = [await engine.connect() for _ in range(4)]
+            for connection in connections:
+                await connection.close()
+        assert len(opened) == 4
+        assert engine.pool.checkedin() == 4  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()

@@ -76,6 +76,18 @@ _STATUS_COUNTS = (
 )
 
 
+# The joined read repeats the deletion's columns on every partition row: worth it for a few rows (one
+# round trip instead of two), not for a page of a thousand.
+JOINED_PARTITIONS = 32
+_DELETION_WITH_PARTITIONS = (
+    select(*(column.label(f"deletion_{column.name}") for column in RECORD_COLUMNS), *PARTITION_COLUMNS)
+    .select_from(DELETION.outerjoin(PARTITION, PARTITION.c.deletion_id == DELETION.c.id))
+    .where(DELETION.c.id == bindparam("deletion_id"))
+    .order_by(PARTITION.c.topic, PARTITION.c.partition)
+    .limit(bindparam("head"))
+)
+
+
 def record_of(deletion: Deletion) -> DeletionRecord:
     return DeletionRecord(*(getattr(deletion, name) for name in DeletionRecord.__dataclass_fields__))
 
@@ -96,12 +108,29 @@ def read_deletion(connection: Connection, deletion_id: str) -> DeletionRecord | 
 def deletion_with_first_partitions(
     connection: Connection, deletion_id: str, limit: int
 ) -> tuple[DeletionRecord, FirstPartitions] | None:
-    deletion = read_deletion(connection, deletion_id)
-    return None if deletion is None else (deletion, first_partitions(connection, deletion, limit))
+    """One statement for a deletion of up to ``JOINED_PARTITIONS`` partitions (most of them): the deletion
+    joined with its partitions. Larger ones read the rest of the page after these, as
+    :func:`first_partitions` would."""
+    head = min(limit, JOINED_PARTITIONS)
+    joined = connection.execute(_DELETION_WITH_PARTITIONS, {"deletion_id": deletion_id, "head": head}).all()
+    if not joined:
+        return None
+    first = joined[0]
+    deletion = DeletionRecord(*first[: len(RECORD_COLUMNS)])
+    rows: Sequence[Row[Any]] = joined if first.topic is not None else []
+    if len(rows) == head and deletion.partition_count > head and limit > head:
+        after = (rows[-1].topic, rows[-1].partition)
+        rows = [*rows, *list_partitions(connection, deletion_id, after=after, limit=limit - head)]
+    return deletion, _first_partitions(connection, deletion, rows)
 
 
 def first_partitions(connection: Connection, deletion: DeletionRecord, limit: int) -> FirstPartitions:
-    rows = list_partitions(connection, deletion.id, limit=limit)
+    return _first_partitions(connection, deletion, list_partitions(connection, deletion.id, limit=limit))
+
+
+def _first_partitions(
+    connection: Connection, deletion: DeletionRecord, rows: Sequence[Row[Any]]
+) -> FirstPartitions:
     # A deletion's partitions are all inserted with it: when the page holds all of them, count them
     # here instead of asking the database a second time.
     if len(rows) == deletion.partition_count:
