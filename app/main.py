@@ -89,6 +89,9 @@ def create_app(
             if executor is not None:
                 await executor.start()
                 stack.push_async_callback(executor.stop)
+            # Before the executor stops: what the last accepting transaction hands over is still sent.
+            stack.push_async_callback(app.state.services.accepting.close)
+            if executor is not None:
                 # Retention sweeps run where the executor runs (not in --api-only instances).
                 app.state.scheduler = RetentionScheduler(app.state.services)
                 await app.state.scheduler.start()

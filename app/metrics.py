@@ -27,3 +27,8 @@ deletions_accepted_total = Counter(
 partitions_accepted_total = Counter(
     "partitions_accepted", "Partitions in accepted deletion requests.", namespace=NAMESPACE
 )
+accept_transactions_total = Counter(
+    "accept_transactions",
+    "Write transactions that stored accepted deletions (under load one stores several).",
+    namespace=NAMESPACE,
+)

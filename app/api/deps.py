@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Protocol
 
 from fastapi import Depends, Request
@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.session import read_session
+from app.api.accepting import AcceptBatcher
 from app.api.problems import request_id_of
 from app.auth import Principal
 from app.auth.acl_sources import AclSources
@@ -113,6 +114,12 @@ class Services:
     authorization: Authorization
     executor: Executor | None = None
     acl_sources: AclSources | None = None
+    # Stores accepted deletions, several per transaction under load (``app.api.accepting``).
+    accepting: AcceptBatcher = field(init=False)
+
+    def __post_init__(self) -> None:
+        batch = self.settings.worker.claim_batch
+        self.accepting = AcceptBatcher(self.sessionmaker, self.executor, max_partitions=batch)
 
 
 # The small dependencies are coroutines on purpose: FastAPI runs a plain ``def`` dependency in a worker

@@ -1,6 +1,7 @@
 """Accepting a deletion request: validate it against the limits and the cluster, resolve ``-1`` to the
 high watermark, and store the deletion, its partition tasks and the ``deletion.requested`` audit event
-in one transaction. Nothing is accepted partially.
+in one transaction (shared with the other requests ready at the time: ``app.api.accepting``). Nothing
+is accepted partially.
 
 Idempotency-Key (scoped to the principal): the same key with the same request (compared by a hash of
 its canonical form) answers with the deletion first created; the same key with a different request is
@@ -20,17 +21,17 @@ from sqlalchemy.exc import IntegrityError
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
-from app.adapters.db.session import read_session, write_transaction
+from app.adapters.db.session import read_session
+from app.api.accepting import Accepted
 from app.api.deps import Services
 from app.api.planning import plan_deletion
 from app.api.schemas.deletions import DeletionCreate
-from app.audit import append_event, canonical_json
+from app.audit import NewEvent, canonical_json
 from app.auth import Principal
 from app.domain.deletions import DeletionStatus
 from app.domain.impact import UnconsumedGroup
 from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
-from app.worker.handoff import CreateDeletion, handoff_to
 
 MAX_LISTED = 50
 
@@ -108,33 +109,31 @@ async def submit_deletion(
         principal, request.cluster, topics, request_id=request_id
     )
     planned, overridden = await plan_deletion(services, request)
+    deletion = _new_deletion(request, planned, principal, request_id, key, fingerprint, timeout_ms)
+    event = NewEvent(
+        action="deletion.requested",
+        principal=principal.name,
+        client_host=principal.client_host,
+        request_id=request_id,
+        cluster=request.cluster,
+        deletion_id=deletion.id,
+        details=_requested_details(request, planned, timeout_ms, key, overridden),
+    )
     try:
-        async with handoff_to(services.executor) as handoff:
-            submission = await _store(
-                services,
-                request,
-                planned,
-                principal,
-                request_id,
-                key,
-                fingerprint,
-                timeout_ms,
-                overridden,
-                create=handoff.create_deletion,
-            )
+        stored = await services.accepting.store(Accepted(deletion, planned, event))
     except IntegrityError:
         # A concurrent request with the same key won the unique constraint; answer with its deletion.
         if (winner := await _existing(services, principal, key)) is None:
             raise
         return _replay(winner, fingerprint)
-    if not submission.replayed:
-        deletions_accepted_total.inc()
-        partitions_accepted_total.inc(len(planned))
-    return submission
+    if not stored.created:
+        return _replay(stored.deletion, fingerprint)
+    deletions_accepted_total.inc()
+    partitions_accepted_total.inc(len(planned))
+    return Submission(deletion, replayed=False, planned=planned)
 
 
-async def _store(
-    services: Services,
+def _new_deletion(
     request: DeletionCreate,
     planned: Sequence[repo.PlannedPartition],
     principal: Principal,
@@ -142,11 +141,10 @@ async def _store(
     key: str | None,
     fingerprint: str,
     timeout_ms: int,
-    overridden: Sequence[UnconsumedGroup] = (),
-    create: CreateDeletion = repo.create_deletion,
-) -> Submission:
+) -> Deletion:
+    """The deletion row as stored; ``app.api.accepting`` sets its times when it stores it."""
     now = datetime.now(UTC)
-    deletion = Deletion(
+    return Deletion(
         id=str(uuid.uuid4()),
         cluster=request.cluster,
         principal=principal.name,
@@ -165,22 +163,6 @@ async def _store(
         updated_at=now,
         finished_at=None,
     )
-    async with write_transaction(services.sessionmaker) as session:
-        if key is not None and (existing := await repo.find_by_idempotency_key(session, principal.name, key)):
-            return _replay(existing, fingerprint)
-        await create(session, deletion, planned)
-        await append_event(
-            session,
-            action="deletion.requested",
-            principal=principal.name,
-            client_host=principal.client_host,
-            request_id=request_id,
-            cluster=request.cluster,
-            deletion_id=deletion.id,
-            details=_requested_details(request, planned, timeout_ms, key, overridden),
-            occurred_at=now,
-        )
-    return Submission(deletion, replayed=False, planned=planned)
 
 
 def _requested_details(

@@ -14,8 +14,8 @@ each event's canonical JSON without its id as pieces (:func:`hash_pieces`) and S
 since the id is the only part not known before the lock. One round trip under the lock, then the commit.
 
 On SQLite the write transaction (BEGIN IMMEDIATE) already excludes every other writer: the head is moved
-with ``UPDATE ... RETURNING``, Python computes the hash, and one more statement inserts the event and
-stores the new head hash.
+past all the new events with one ``UPDATE ... RETURNING``, Python computes the hashes, then one
+executemany inserts the events and one more statement stores the new head hash.
 """
 
 from __future__ import annotations
@@ -156,23 +156,26 @@ async def _append_postgresql(session: AsyncSession, drafts: Sequence[_Draft]) ->
         event.id, event.prev_hash, event.hash = int(event_id), str(prev_hash), str(hash_)
 
 
-async def _append_sqlite(session: AsyncSession, draft: _Draft) -> None:
+async def _append_sqlite(session: AsyncSession, drafts: Sequence[_Draft]) -> None:
     advance = (
         update(AuditHead)
         .where(AuditHead.id == HEAD_ID)
-        .values(last_event_id=AuditHead.last_event_id + 1)
+        .values(last_event_id=AuditHead.last_event_id + len(drafts))
         .returning(AuditHead.last_event_id, AuditHead.last_hash)
         .execution_options(synchronize_session=False)
     )
     head = (await session.execute(advance)).one_or_none()
     if head is None:
         raise RuntimeError(MISSING_HEAD)
-    event = draft.event
-    event.id, event.prev_hash = int(head[0]), str(head[1])
-    event.hash = chain_hash(event.prev_hash, event_content(event))
-    values = {column.key: getattr(event, column.key) for column in AuditEvent.__table__.columns}
-    await session.execute(insert(AuditEvent).values(values))
-    new_head = update(AuditHead).where(AuditHead.id == HEAD_ID).values(last_hash=event.hash)
+    first_id, prev_hash = int(head[0]) - len(drafts) + 1, str(head[1])
+    rows = []
+    for offset, draft in enumerate(drafts):
+        event = draft.event
+        event.id, event.prev_hash = first_id + offset, prev_hash
+        event.hash = prev_hash = chain_hash(prev_hash, event_content(event))
+        rows.append({column.key: getattr(event, column.key) for column in AuditEvent.__table__.columns})
+    await session.execute(insert(AuditEvent), rows)
+    new_head = update(AuditHead).where(AuditHead.id == HEAD_ID).values(last_hash=prev_hash)
     await session.execute(new_head.execution_options(synchronize_session=False))
 
 
@@ -188,8 +191,7 @@ async def append_events(session: AsyncSession, new_events: Sequence[NewEvent]) -
     if session.get_bind().dialect.name == "postgresql":
         await _append_postgresql(session, drafts)
     else:
-        for draft in drafts:
-            await _append_sqlite(session, draft)
+        await _append_sqlite(session, drafts)
     return [draft.event for draft in drafts]
 
 

@@ -2,7 +2,8 @@
 
 In order, inside one write transaction: lock the affected deletions (id order), write every row this
 worker still holds with the fence it claimed (one statement on PostgreSQL, one executemany on SQLite),
-roll each deletion's status up from per-status counts (one query for all), then append one
+roll each deletion's status up from per-status counts (one query for all, one UPDATE per status reached,
+so a batch of many small deletions costs the same statements as one), then append one
 ``deletion.partition_failed`` event per failed partition and, for each deletion that became terminal, a
 ``deletion.completed`` event listing every partition's outcome, all in one append (one statement on
 PostgreSQL). The events come last because appending locks the audit head until commit. A stale worker's
@@ -17,7 +18,7 @@ partition, on the write-back's critical path.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -111,16 +112,20 @@ async def _roll_up(
 ) -> dict[str, tuple[DeletionStatus, dict[PartitionStatus, int]]]:
     """Recompute each deletion's status; those that just became terminal, with their counts."""
     completed: dict[str, tuple[DeletionStatus, dict[PartitionStatus, int]]] = {}
+    moves: dict[DeletionStatus, list[str]] = defaultdict(list)
     all_counts = await repo.status_counts(session, deletion_ids) if deletion_ids else {}
     for deletion_id in deletion_ids:
         counts = all_counts[deletion_id]
         status = overall_status(Counter(counts).elements())
         if status.value == previous[deletion_id]:
             continue
-        finished = status in TERMINAL_DELETION
-        await repo.set_deletion_status(session, deletion_id, status.value, now=now, finished=finished)
-        if finished and DeletionStatus(previous[deletion_id]) not in TERMINAL_DELETION:
+        moves[status].append(deletion_id)
+        if status in TERMINAL_DELETION and DeletionStatus(previous[deletion_id]) not in TERMINAL_DELETION:
             completed[deletion_id] = (status, counts)
+    # One statement per status reached: a batch of small deletions mostly reaches one.
+    for status, moved in moves.items():
+        finished = status in TERMINAL_DELETION
+        await repo.set_deletion_status(session, moved, status.value, now=now, finished=finished)
     return completed
 
 

@@ -1,11 +1,14 @@
-"""Handing a new deletion to this instance's executor in the transaction that stores it.
+"""Handing new deletions to this instance's executor in the transaction that stores them.
 
 Without it, the executor of the instance that accepted a deletion would wake up, claim the new rows in a
 transaction of its own (one UPDATE of every row, most of a second at 10,000 partitions) and only then
 send. Instead the transaction that stores the deletion inserts its first ``claim_batch`` partitions
 already claimed by this instance's executor (``Lease``: in_progress, fence 1, first attempt, lease and
 deadline from now, what ``claim_due`` would write), reads them back as claims, and once it committed the
-executor sends them at once. Every guarantee of claiming holds:
+executor sends them at once. A transaction that stores several deletions (``app.api.accepting``) takes one
+lease for all of them: their first ``claim_batch`` partitions together are stored claimed and the
+executor works them as one batch (one DeleteRecords per leader, one write-back). Every guarantee of
+claiming holds:
 
 - another instance skips the rows while the lease runs, as any claimed row, and can only take them over
   with a claim of its own, which bumps the fence and so voids this instance's write-back;
@@ -19,51 +22,48 @@ executor sends them at once. Every guarantee of claiming holds:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import claims as claims_repo
 from app.adapters.db.repositories import deletions as deletions_repo
 from app.adapters.db.repositories.claims import Claim, Lease
+from app.adapters.db.repositories.deletions import NewDeletion
 from app.worker.executor import Executor
-
-# How a deletion is stored: ``deletions.create_deletion``'s signature without the lease.
-CreateDeletion = Callable[
-    [AsyncSession, Deletion, Sequence[deletions_repo.PlannedPartition]], Awaitable[None]
-]
 
 
 class Handoff:
-    """Stores one new deletion (``create_deletion``) and, after the commit, hands it to the executor."""
+    """Stores new deletions (``create_deletions``) and, after the commit, hands them to the executor."""
 
     def __init__(self, executor: Executor | None) -> None:
         self._executor = executor
         self._lease: Lease | None = None
         self._claims: list[Claim] = []
-        self._stored = False
         self._unclaimed = 0
 
-    async def create_deletion(
-        self, session: AsyncSession, deletion: Deletion, planned: Sequence[deletions_repo.PlannedPartition]
-    ) -> None:
-        """``deletions.create_deletion``, with the first batch claimed when the executor has room for it."""
+    async def create_deletions(self, session: AsyncSession, new: Sequence[NewDeletion]) -> None:
+        """``deletions.create_deletions``, with one lease for all of them when the executor has room: the
+        first ``claim_batch`` partitions of them together are stored claimed, then read back in one
+        query."""
+        if not new:
+            return
         if self._executor is not None:
             self._lease = self._executor.reserve()
-        await deletions_repo.create_deletion(session, deletion, planned, lease=self._lease)
+        await deletions_repo.create_deletions(session, new, lease=self._lease)
         if self._lease is not None:
-            self._claims = await claims_repo.leased_claims(session, deletion, self._lease)
-        self._stored = True
-        self._unclaimed = len(planned) - len(self._claims)
+            deletions = [deletion for deletion, _ in new]
+            self._claims = await claims_repo.leased_claims(session, deletions, self._lease)
+        self._unclaimed = sum(len(planned) for _, planned in new) - len(self._claims)
 
     def committed(self) -> None:
-        """The deletion is durable: the executor sends its claimed rows now and looks for the rest."""
+        """The deletions are durable: the executor sends their claimed rows now, as one batch, and looks
+        for the rest."""
         if self._executor is None:
             return
         if self._lease is not None:
             self._executor.take(self._lease, self._claims)
-        if self._stored and self._unclaimed:
+        if self._unclaimed:
             self._executor.wake()
 
     def rolled_back(self) -> None:
@@ -73,8 +73,8 @@ class Handoff:
 
 @contextlib.asynccontextmanager
 async def handoff_to(executor: Executor | None) -> AsyncIterator[Handoff]:
-    """Around the transaction that stores a deletion (``Handoff.create_deletion`` inside it): on a normal
-    exit (committed) the executor takes the deletion, on an exception the reservation is given back."""
+    """Around the transaction that stores new deletions (``Handoff.create_deletions`` inside it): on a
+    normal exit (committed) the executor takes them, on an exception the reservation is given back."""
     handoff = Handoff(executor)
     try:
         yield handoff

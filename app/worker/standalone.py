@@ -45,6 +45,7 @@ async def standalone_workers(
                 yield Workers(executor, scheduler)
             finally:
                 await scheduler.stop()
+                await services.accepting.close()
         finally:
             await executor.stop()
     finally:

@@ -88,7 +88,7 @@ async def store(
 ) -> None:
     """The accepting transaction, storing through the hand-off; ``fail`` raises before the commit."""
     async with handoff_to(executor) as handoff, write_transaction(sessionmaker) as session:
-        await handoff.create_deletion(session, deletion, planned)
+        await handoff.create_deletions(session, [(deletion, planned)])
         if fail:
             raise RuntimeError("audit failed")
 
@@ -114,7 +114,7 @@ async def test_first_batch_is_stored_claimed_and_sent_without_a_claim_round(
     try:
         deletion, planned = new_deletion()
         async with handoff_to(executor) as handoff, write_transaction(sessionmaker) as session:
-            await handoff.create_deletion(session, deletion, planned)
+            await handoff.create_deletions(session, [(deletion, planned)])
             stored = await stored_rows(session, deletion.id)
         # As committed: the first claim_batch rows claimed by this instance's executor, the rest pending.
         assert states(stored) == [("in_progress", 1, 1, "accepting")] * 3 + [("pending", 0, 0, None)]
@@ -140,8 +140,8 @@ async def test_rows_stored_claimed_are_held_by_the_lease_then_taken_over_after_a
     # What a crash right after the commit leaves behind: rows claimed by an executor that never sends.
     lease = claims_repo.Lease("crashed", datetime.now(UTC) + timedelta(seconds=3), limit=3)
     async with write_transaction(sessionmaker) as session:
-        await deletions_repo.create_deletion(session, deletion, planned, lease=lease)
-        claims = await claims_repo.leased_claims(session, deletion, lease)
+        await deletions_repo.create_deletions(session, [(deletion, planned)], lease=lease)
+        claims = await claims_repo.leased_claims(session, [deletion], lease)
     assert [(c.partition, c.resolved_offset, c.fence, c.attempts) for c in claims] == [
         (p, CUTS[p], 1, 1) for p in range(3)
     ]

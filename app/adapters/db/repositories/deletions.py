@@ -22,14 +22,21 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import TypeDecorator
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories.claims.common import Lease
 from app.adapters.db.repositories.deletion_reads import status_counts
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition
+
+
+def _array_item(column_type: Any) -> Any:
+    """The type of an array of ``column_type`` values: plain timestamps for ``UtcDateTime`` (the
+    deletions' times are aware UTC already)."""
+    return TIMESTAMP(timezone=True) if isinstance(column_type, TypeDecorator) else column_type
 
 
 @dataclass(frozen=True)
@@ -47,46 +54,79 @@ async def find_by_idempotency_key(session: AsyncSession, principal: str, key: st
     return (await session.execute(query)).scalar_one_or_none()
 
 
+async def find_by_idempotency_keys(
+    session: AsyncSession, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], Deletion]:
+    """The deletions stored under any of ``keys`` (principal, Idempotency-Key), in one query."""
+    if not keys:
+        return {}
+    query = select(Deletion).where(
+        Deletion.idempotency_key.in_(sorted({key for _, key in keys})),
+        Deletion.principal.in_(sorted({principal for principal, _ in keys})),
+    )
+    wanted = set(keys)
+    found = {(d.principal, d.idempotency_key or ""): d for d in (await session.execute(query)).scalars()}
+    return {key: deletion for key, deletion in found.items() if key in wanted}
+
+
 DELETIONS = cast(Table, Deletion.__table__)
 DELETION_COLUMNS = tuple(column.key for column in DELETIONS.columns)
+JSON_COLUMNS = ("topics", "principal_groups")
 # Statements are built once, so each execution is a compiled-cache hit, and run on the session's
-# connection (Core): no unit of work or ORM bulk bookkeeping, ``deletion`` stays a transient object.
+# connection (Core): no unit of work or ORM bulk bookkeeping, the deletions stay transient objects.
 INSERT_DELETION = insert(DELETIONS)
 TASKS = cast(Table, PartitionDeletion.__table__)
 INSERT_TASKS = insert(TASKS)
-# PostgreSQL: the deletion and all its partitions in one statement and one round trip, whatever their
-# number (10,000 partitions are five arrays). The foreign key is checked at the end of the statement. A
-# task starts pending, unclaimed, due now (the executor sets ``deadline_at`` when it first claims it, so
-# the timeout counts from the first send), except the first ``:claimed`` ones, inserted already claimed
-# with a ``Lease`` (``app.worker.handoff``). Every deletion column is bound: one missing from the text
-# fails at import.
+# PostgreSQL: the deletions and all their partitions in one statement and one round trip, whatever their
+# number (10,000 partitions are six arrays; the deletions one array per column, ``d`` a deletion's
+# position in them, each task naming its deletion's). The foreign key is checked at the end of the
+# statement. A task starts pending, unclaimed, due now (the executor sets ``deadline_at`` when it first
+# claims it, so the timeout counts from the first send), except the first ``:claimed`` tasks of all,
+# inserted already claimed with a ``Lease`` (``app.worker.handoff``) and their deletion's deadline. Every
+# deletion column is bound: one missing from the text fails at import.
 _POSTGRESQL_INSERT = text(
     """
-    WITH new_deletion AS (
+    WITH d AS (
+        SELECT * FROM unnest(:id, :cluster, :principal, :client_host, :request_id, :reason, :leader_only,
+            :timeout_ms, :status, :partition_count, :topics, :principal_groups, :idempotency_key,
+            :request_hash, :created_at, :updated_at, :finished_at, :claimed_deadline)
+        WITH ORDINALITY AS d(id, cluster, principal, client_host, request_id, reason, leader_only,
+            timeout_ms, status, partition_count, topics, principal_groups, idempotency_key, request_hash,
+            created_at, updated_at, finished_at, claimed_deadline, d)
+    ),
+    new_deletion AS (
         INSERT INTO deletion (id, cluster, principal, client_host, request_id, reason, leader_only,
             timeout_ms, status, partition_count, topics, principal_groups, idempotency_key, request_hash,
             created_at, updated_at, finished_at)
-        VALUES (:id, :cluster, :principal, :client_host, :request_id, :reason, :leader_only,
-            :timeout_ms, :status, :partition_count, :topics, :principal_groups, :idempotency_key,
-            :request_hash, :created_at, :updated_at, :finished_at)
+        SELECT id, cluster, principal, client_host, request_id, reason, leader_only, timeout_ms, status,
+            partition_count, topics::json, principal_groups::json, idempotency_key, request_hash,
+            created_at, updated_at, finished_at
+        FROM d ORDER BY d
     )
     INSERT INTO partition_deletion (deletion_id, topic, partition, requested_offset, resolved_offset,
         spec, status, attempts, fence, lease_owner, lease_expires_at, next_attempt_at, deadline_at,
         updated_at)
-    SELECT :id, t.topic, t.partition, t.requested_offset, t.resolved_offset, t.spec::json,
+    SELECT d.id, t.topic, t.partition, t.requested_offset, t.resolved_offset, t.spec::json,
         CASE WHEN t.n <= :claimed THEN :claimed_status ELSE :pending END,
         CASE WHEN t.n <= :claimed THEN :claimed_attempts ELSE 0 END,
         CASE WHEN t.n <= :claimed THEN :claimed_fence ELSE 0 END,
         CASE WHEN t.n <= :claimed THEN :lease_owner END,
         CASE WHEN t.n <= :claimed THEN :lease_expires_at END,
-        :created_at,
-        CASE WHEN t.n <= :claimed THEN :claimed_deadline END,
-        :created_at
-    FROM unnest(:task_topics, :task_partitions, :task_requested, :task_resolved, :task_specs)
-        WITH ORDINALITY AS t(topic, partition, requested_offset, resolved_offset, spec, n)
+        d.created_at,
+        CASE WHEN t.n <= :claimed THEN d.claimed_deadline END,
+        d.created_at
+    FROM unnest(:task_deletion, :task_topics, :task_partitions, :task_requested, :task_resolved,
+            :task_specs)
+        WITH ORDINALITY AS t(d, topic, partition, requested_offset, resolved_offset, spec, n)
+    JOIN d ON d.d = t.d
+    ORDER BY t.n
     """
 ).bindparams(
-    *(bindparam(column.key, type_=column.type) for column in DELETIONS.columns),
+    *(
+        bindparam(column.key, type_=ARRAY(Text if column.key in JSON_COLUMNS else _array_item(column.type)))
+        for column in DELETIONS.columns
+    ),
+    bindparam("claimed_deadline", type_=ARRAY(TIMESTAMP(timezone=True))),
     bindparam("pending", type_=String),
     bindparam("claimed", type_=Integer),
     bindparam("claimed_status", type_=String),
@@ -94,17 +134,19 @@ _POSTGRESQL_INSERT = text(
     bindparam("claimed_fence", type_=Integer),
     bindparam("lease_owner", type_=TASKS.c.lease_owner.type),
     bindparam("lease_expires_at", type_=TASKS.c.lease_expires_at.type),
-    bindparam("claimed_deadline", type_=TASKS.c.deadline_at.type),
+    bindparam("task_deletion", type_=ARRAY(BigInteger)),
     bindparam("task_topics", type_=ARRAY(String)),
     bindparam("task_partitions", type_=ARRAY(Integer)),
     bindparam("task_requested", type_=ARRAY(BigInteger)),
     bindparam("task_resolved", type_=ARRAY(BigInteger)),
     bindparam("task_specs", type_=ARRAY(Text)),
 )
+# A new deletion and its planned partitions.
+NewDeletion = tuple[Deletion, Sequence[PlannedPartition]]
 
 
-def _claim_values(deletion: Deletion, lease: Lease | None) -> dict[str, Any]:
-    """The claim columns of the first ``lease.limit`` rows (none without a lease)."""
+def _claim_values(lease: Lease | None, total: int) -> dict[str, Any]:
+    """The claim columns of the first ``lease.limit`` tasks of all (none without a lease)."""
     if lease is None:
         return {
             "claimed": 0,
@@ -113,52 +155,71 @@ def _claim_values(deletion: Deletion, lease: Lease | None) -> dict[str, Any]:
             "claimed_fence": 0,
             "lease_owner": None,
             "lease_expires_at": None,
-            "claimed_deadline": None,
         }
-    status, fence, attempts, deadline = lease.first_claim(deletion)
+    status, fence, attempts = lease.first_claim_state()
     return {
-        "claimed": lease.limit,
+        "claimed": min(lease.limit, total),
         "claimed_status": status.value,
         "claimed_attempts": attempts,
         "claimed_fence": fence,
         "lease_owner": lease.owner,
         "lease_expires_at": lease.expires_at,
-        "claimed_deadline": deadline,
     }
 
 
-async def create_deletion(
-    session: AsyncSession,
-    deletion: Deletion,
-    partitions: Sequence[PlannedPartition],
-    *,
-    lease: Lease | None = None,
+async def create_deletions(
+    session: AsyncSession, new: Sequence[NewDeletion], *, lease: Lease | None = None
 ) -> None:
-    """Insert ``deletion`` and one task row per partition: pending, or for the first ``lease.limit`` rows
-    already claimed with ``lease``. ``deletion`` is not added to the session."""
-    connection = await session.connection()
-    values = {name: getattr(deletion, name) for name in DELETION_COLUMNS}
-    claim = _claim_values(deletion, lease)
-    pending = PartitionStatus.PENDING.value
-    if connection.dialect.name == "postgresql":
-        texts: dict[Any, str | None] = {}  # specs repeat: encode each once
-        await connection.execute(
-            _POSTGRESQL_INSERT,
-            {
-                **values,
-                **claim,
-                "pending": pending,
-                "task_topics": [p.partition.topic for p in partitions],
-                "task_partitions": [p.partition.partition for p in partitions],
-                "task_requested": [p.requested_offset for p in partitions],
-                "task_resolved": [p.resolved_offset for p in partitions],
-                "task_specs": [_json_text(p.spec, texts) for p in partitions],
-            },
-        )
+    """Insert the deletions and one task row per partition: pending, or for the first ``lease.limit``
+    partitions of all of them together (in order) already claimed with ``lease``. The deletions are not
+    added to the session."""
+    if not new:
         return
-    await connection.execute(INSERT_DELETION, values)
-    created = deletion.created_at
-    start = {"deletion_id": deletion.id, "next_attempt_at": created, "updated_at": created}
+    connection = await session.connection()
+    claim = _claim_values(lease, sum(len(planned) for _, planned in new))
+    deadlines = [lease.first_claim(deletion)[3] if lease else None for deletion, _ in new]
+    if connection.dialect.name == "postgresql":
+        await connection.execute(_POSTGRESQL_INSERT, _postgresql_values(new, claim, deadlines))
+        return
+    await connection.execute(INSERT_DELETION, [_deletion_values(deletion) for deletion, _ in new])
+    await connection.execute(INSERT_TASKS, _task_rows(new, claim, deadlines))
+
+
+def _deletion_values(deletion: Deletion) -> dict[str, Any]:
+    return {name: getattr(deletion, name) for name in DELETION_COLUMNS}
+
+
+def _postgresql_values(
+    new: Sequence[NewDeletion], claim: dict[str, Any], deadlines: Sequence[datetime | None]
+) -> dict[str, Any]:
+    deletions = [deletion for deletion, _ in new]
+    values: dict[str, Any] = {
+        name: [getattr(deletion, name) for deletion in deletions] for name in DELETION_COLUMNS
+    }
+    for name in JSON_COLUMNS:
+        values[name] = [json.dumps(value) for value in values[name]]
+    texts: dict[Any, str | None] = {}  # specs repeat: encode each once
+    planned = [p for _, partitions in new for p in partitions]
+    return {
+        **values,
+        **claim,
+        "claimed_deadline": list(deadlines),
+        "pending": PartitionStatus.PENDING.value,
+        "task_deletion": [d for d, (_, partitions) in enumerate(new, 1) for _ in partitions],
+        "task_topics": [p.partition.topic for p in planned],
+        "task_partitions": [p.partition.partition for p in planned],
+        "task_requested": [p.requested_offset for p in planned],
+        "task_resolved": [p.resolved_offset for p in planned],
+        "task_specs": [_json_text(p.spec, texts) for p in planned],
+    }
+
+
+def _task_rows(
+    new: Sequence[NewDeletion], claim: dict[str, Any], deadlines: Sequence[datetime | None]
+) -> list[dict[str, Any]]:
+    """SQLite: the task rows of every deletion, the first ``claim["claimed"]`` of all claimed."""
+    rows: list[dict[str, Any]] = []
+    pending = PartitionStatus.PENDING.value
     unclaimed = {"status": pending, "attempts": 0, "fence": 0, "lease_owner": None}
     unclaimed |= {"lease_expires_at": None, "deadline_at": None}
     claimed = {
@@ -167,21 +228,24 @@ async def create_deletion(
         "fence": claim["claimed_fence"],
         "lease_owner": claim["lease_owner"],
         "lease_expires_at": claim["lease_expires_at"],
-        "deadline_at": claim["claimed_deadline"],
     }
-    rows = [
-        {
-            **start,
-            **(claimed if index < claim["claimed"] else unclaimed),
-            "topic": p.partition.topic,
-            "partition": p.partition.partition,
-            "requested_offset": p.requested_offset,
-            "resolved_offset": p.resolved_offset,
-            "spec": p.spec,
-        }
-        for index, p in enumerate(partitions)
-    ]
-    await connection.execute(INSERT_TASKS, rows)
+    for (deletion, partitions), deadline in zip(new, deadlines, strict=True):
+        created = deletion.created_at
+        start = {"deletion_id": deletion.id, "next_attempt_at": created, "updated_at": created}
+        for p in partitions:
+            state = claimed | {"deadline_at": deadline} if len(rows) < claim["claimed"] else unclaimed
+            rows.append(
+                {
+                    **start,
+                    **state,
+                    "topic": p.partition.topic,
+                    "partition": p.partition.partition,
+                    "requested_offset": p.requested_offset,
+                    "resolved_offset": p.resolved_offset,
+                    "spec": p.spec,
+                }
+            )
+    return rows
 
 
 def _json_text(value: dict[str, object] | None, texts: dict[Any, str | None]) -> str | None:

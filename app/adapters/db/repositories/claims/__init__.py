@@ -17,7 +17,7 @@ The deadline (``deadline_at``) is set on a row's first claim, i.e. counted from 
 that was down when the request arrived does not fail work it never started.
 
 A new deletion's first batch can be claimed by the transaction that stores it (``Lease``): its first
-rows are inserted in the state a claim leaves them in (``deletions.create_deletion``) and read back as
+rows are inserted in the state a claim leaves them in (``deletions.create_deletions``) and read back as
 claims (``leased_claims``), so the accepting instance's executor sends them at once, without a claim
 round of its own. To every other instance they are rows under a live lease, like any claimed row.
 

@@ -16,9 +16,11 @@ from sqlalchemy.sql.elements import ColumnElement
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories.claims.common import (
     CLAIMABLE,
+    DELETIONS,
     PD,
     Claim,
     Lease,
+    any_of,
     chunks,
     id_in,
     is_postgresql,
@@ -92,37 +94,40 @@ async def claim_due(
     return _claims(sorted(rows, key=itemgetter(0)), deletions, now)
 
 
-async def leased_claims(session: AsyncSession, deletion: Deletion, lease: Lease) -> list[Claim]:
-    """The rows of ``deletion`` that ``create_deletion`` just stored claimed with ``lease``, as claims.
+async def leased_claims(session: AsyncSession, deletions: Sequence[Deletion], lease: Lease) -> list[Claim]:
+    """The rows of ``deletions`` that ``create_deletions`` just stored claimed with ``lease``, as claims
+    (one query for all of them).
 
     In the storing transaction: only the ids are new, the rest is what was inserted."""
+    by_id = {deletion.id: deletion for deletion in deletions}
     stmt = (
-        select(PD.c.id, PD.c.topic, PD.c.partition, PD.c.resolved_offset)
-        .where(PD.c.deletion_id == deletion.id, PD.c.lease_owner == lease.owner)
+        select(PD.c.id, PD.c.deletion_id, PD.c.topic, PD.c.partition, PD.c.resolved_offset)
+        .where(any_of(PD.c.deletion_id, by_id, is_postgresql(session)), PD.c.lease_owner == lease.owner)
         .order_by(PD.c.id)
     )
     rows = (await session.execute(stmt)).all()
-    status, fence, attempts, deadline = lease.first_claim(deletion)
-    cluster, leader_only, timeout_ms = deletion.cluster, deletion.leader_only, deletion.timeout_ms
-    request_id = deletion.request_id
+    facts = {deletion_id: _first_claim(deletion, lease) for deletion_id, deletion in by_id.items()}
     return [
-        Claim(
-            id_,
-            deletion.id,
-            topic,
-            partition,
-            offset,
-            status,
-            fence,
-            attempts,
-            deadline,
-            cluster,
-            leader_only,
-            timeout_ms,
-            request_id,
-        )
-        for id_, topic, partition, offset in rows
+        Claim(id_, deletion_id, topic, partition, offset, *facts[deletion_id])
+        for id_, deletion_id, topic, partition, offset in rows
     ]
+
+
+def _first_claim(
+    deletion: Deletion, lease: Lease
+) -> tuple[PartitionStatus, int, int, datetime, str, bool, int, str]:
+    """What each claim of ``deletion`` carries after its row id and partition."""
+    status, fence, attempts, deadline = lease.first_claim(deletion)
+    return (
+        status,
+        fence,
+        attempts,
+        deadline,
+        deletion.cluster,
+        deletion.leader_only,
+        deletion.timeout_ms,
+        deletion.request_id,
+    )
 
 
 def _deadline_sql(now: datetime) -> ColumnElement[Any]:
@@ -136,7 +141,7 @@ async def _deletion_facts(session: AsyncSession, deletion_ids: set[str]) -> dict
     """Per deletion: cluster, leader_only, timeout_ms, request_id."""
     stmt = select(
         Deletion.id, Deletion.cluster, Deletion.leader_only, Deletion.timeout_ms, Deletion.request_id
-    ).where(Deletion.id.in_(sorted(deletion_ids)))
+    ).where(any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)))
     return {row[0]: tuple(row[1:]) for row in (await session.execute(stmt)).all()}  # type: ignore[misc]
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple, cast
 
-from sqlalchemy import BigInteger, Table, any_, bindparam
+from sqlalchemy import BigInteger, String, Table, any_, bindparam
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
@@ -16,6 +16,7 @@ from app.adapters.db.models import Deletion, PartitionDeletion
 from app.domain.deletions import PartitionStatus
 
 PD = cast(Table, PartitionDeletion.__table__)
+DELETIONS = cast(Table, Deletion.__table__)
 CLAIMABLE = (PartitionStatus.PENDING, PartitionStatus.IN_PROGRESS, PartitionStatus.LEADER_TRUNCATED)
 # SQLite allows 32,766 bound variables per statement; stay well below it.
 CHUNK = 5_000
@@ -51,9 +52,13 @@ class Lease:
     limit: int
 
     def first_claim(self, deletion: Deletion) -> tuple[PartitionStatus, int, int, datetime]:
-        """Status, fence, attempts and deadline of a row claimed for the first time now."""
+        """Status, fence, attempts and deadline of a row of ``deletion`` claimed for the first time now."""
         deadline = deletion.created_at + timedelta(milliseconds=deletion.timeout_ms)
-        return PartitionStatus.IN_PROGRESS, 1, 1, deadline
+        return (*self.first_claim_state(), deadline)
+
+    def first_claim_state(self) -> tuple[PartitionStatus, int, int]:
+        """Status, fence and attempts of a row claimed for the first time."""
+        return PartitionStatus.IN_PROGRESS, 1, 1
 
 
 class PartitionUpdate(NamedTuple):
@@ -82,3 +87,13 @@ def id_in(ids: Sequence[int], postgresql: bool) -> ColumnElement[bool]:
     if postgresql:
         return PD.c.id == any_(bindparam("claim_ids", list(ids), type_=ARRAY(BigInteger)))
     return PD.c.id.in_(list(ids))
+
+
+def any_of(column: ColumnElement[str], values: Iterable[str], postgresql: bool) -> ColumnElement[bool]:
+    """``column IN values``; on PostgreSQL ``column = ANY(:array)``: one statement text whatever the number
+    of values, so asyncpg prepares it once (an IN list renders one parameter per value, a new statement
+    for each batch size)."""
+    ordered = sorted(values)
+    if postgresql:
+        return column == any_(bindparam(f"{column.key}_values", ordered, type_=ARRAY(String)))
+    return column.in_(ordered)

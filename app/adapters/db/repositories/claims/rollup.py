@@ -12,7 +12,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion
-from app.adapters.db.repositories.claims.common import PD, is_postgresql
+from app.adapters.db.repositories.claims.common import DELETIONS, PD, any_of, is_postgresql
 from app.domain.deletions import DeletionStatus, PartitionStatus
 
 
@@ -23,7 +23,7 @@ async def lock_deletions(session: AsyncSession, deletion_ids: Sequence[str]) -> 
     holding the deletion row serializes the roll-ups of one deletion (SQLite: BEGIN IMMEDIATE does)."""
     stmt = (
         select(Deletion.id, Deletion.status)
-        .where(Deletion.id.in_(sorted(deletion_ids)))
+        .where(any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)))
         .order_by(Deletion.id)
     )
     if is_postgresql(session):
@@ -37,7 +37,7 @@ async def status_counts(
     """Per deletion, how many of its partitions are in each status (one query for all of them)."""
     stmt = (
         select(PD.c.deletion_id, PD.c.status, func.count())
-        .where(PD.c.deletion_id.in_(sorted(deletion_ids)))
+        .where(any_of(PD.c.deletion_id, deletion_ids, is_postgresql(session)))
         .group_by(PD.c.deletion_id, PD.c.status)
     )
     counts: dict[str, dict[PartitionStatus, int]] = {deletion_id: {} for deletion_id in deletion_ids}
@@ -47,11 +47,12 @@ async def status_counts(
 
 
 async def set_deletion_status(
-    session: AsyncSession, deletion_id: str, status: str, *, now: datetime, finished: bool
+    session: AsyncSession, deletion_ids: Sequence[str], status: str, *, now: datetime, finished: bool
 ) -> None:
+    """Move ``deletion_ids`` to ``status`` (one statement, however many deletions share it)."""
     await session.execute(
         update(Deletion)
-        .where(Deletion.id == deletion_id)
+        .where(any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)))
         .values(status=status, updated_at=now, finished_at=now if finished else None)
         .execution_options(synchronize_session=False)
     )
@@ -80,7 +81,7 @@ async def partition_outcomes(
     lists are one partition. Columns keep a 10,000-partition summary cheap to encode and hash."""
     stmt = (
         select(PD.c.deletion_id, *OUTCOME_COLUMNS)
-        .where(PD.c.deletion_id.in_(sorted(deletion_ids)))
+        .where(any_of(PD.c.deletion_id, deletion_ids, is_postgresql(session)))
         .order_by(PD.c.deletion_id, PD.c.topic, PD.c.partition)
     )
     rows = (await session.execute(stmt)).all()
@@ -97,7 +98,10 @@ async def mark_started(session: AsyncSession, deletion_ids: Sequence[str], *, no
     write-back's lock order."""
     await session.execute(
         update(Deletion)
-        .where(Deletion.id.in_(sorted(deletion_ids)), Deletion.status == DeletionStatus.PENDING.value)
+        .where(
+            any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)),
+            Deletion.status == DeletionStatus.PENDING.value,
+        )
         .values(status=DeletionStatus.IN_PROGRESS.value, updated_at=now)
         .execution_options(synchronize_session=False)
     )

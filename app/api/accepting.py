@@ -1,0 +1,180 @@
+"""Group commit of accepted deletions: one write transaction stores every request ready at the time.
+
+Each accepted request costs a write transaction, and its ``deletion.requested`` event holds the audit
+head's lock until that transaction commits, so concurrent requests queue on the lock one commit at a
+time. Instead a request whose checks and planning are done hands its deletion to this instance's
+``AcceptBatcher`` and waits. The batcher stores all that is waiting in ONE transaction: the
+idempotency keys checked in one query, every deletion and its partitions, all ``deletion.requested``
+events in one append (in the order the requests arrived), and one executor lease for the lot
+(``app.worker.handoff``: after the commit the executor works their claimed partitions as one batch).
+Then each request gets its answer. While a transaction runs, new requests wait for the next one: at low
+load a request is stored alone and at once (no timer), under load one commit serves many.
+
+Every guarantee of a transaction of its own holds: a deletion and its audit event commit together, a
+request is answered only once its deletion is durable, nothing is accepted partially. An Idempotency-Key
+already stored, or taken by an earlier request of the same transaction, answers with that deletion. If
+the shared transaction fails (a key taken meanwhile by another instance, any database error), each of
+its requests is stored again in a transaction of its own, so one bad request never fails the others.
+A transaction holds at most ``max_partitions`` partitions (one executor batch); a larger deletion is
+stored alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.adapters.db.models import Deletion
+from app.adapters.db.repositories import deletions as repo
+from app.adapters.db.session import write_transaction
+from app.audit import NewEvent, append_events
+from app.metrics import accept_transactions_total
+from app.worker.executor import Executor
+from app.worker.handoff import handoff_to
+
+log = logging.getLogger("kafka_purge.api")
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A deletion ready to store: the row (its times are set when stored), its planned partitions and its
+    ``deletion.requested`` event (``occurred_at`` is set when stored)."""
+
+    deletion: Deletion
+    planned: Sequence[repo.PlannedPartition]
+    event: NewEvent
+
+    @property
+    def key(self) -> tuple[str, str] | None:
+        key = self.deletion.idempotency_key
+        return None if key is None else (self.deletion.principal, key)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What storing answered: ``created``, or the deletion already stored under the same key."""
+
+    deletion: Deletion
+    created: bool
+
+
+Waiting = tuple[Accepted, "asyncio.Future[Stored]"]
+
+
+class AcceptBatcher:
+    """This instance's queue of deletions ready to store, stored one transaction per turn."""
+
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        executor: Executor | None,
+        *,
+        max_partitions: int,
+    ) -> None:
+        self._sessionmaker = sessionmaker
+        self._executor = executor
+        self._max_partitions = max_partitions
+        self._waiting: deque[Waiting] = deque()
+        self._task: asyncio.Task[None] | None = None
+
+    async def store(self, accepted: Accepted) -> Stored:
+        """Store ``accepted`` with whatever else is waiting; returns once it is committed."""
+        future: asyncio.Future[Stored] = asyncio.get_running_loop().create_future()
+        self._waiting.append((accepted, future))
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name="accept batcher")
+        return await future
+
+    async def close(self) -> None:
+        """Wait for the transaction under way (requests still waiting hold the server open anyway)."""
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        batch: list[Waiting] = []
+        try:
+            while self._waiting:
+                batch = self._next_batch()
+                if batch:
+                    await self._store_batch(batch)
+        except BaseException:  # cancelled at shutdown: nobody waits for an answer forever
+            for _, future in (*batch, *self._waiting):
+                future.cancel()
+            self._waiting.clear()
+            raise
+
+    def _next_batch(self) -> list[Waiting]:
+        """The oldest waiting requests, up to ``max_partitions`` partitions (at least one request);
+        requests whose caller went away before their turn are dropped, never stored."""
+        batch: list[Waiting] = []
+        partitions = 0
+        while self._waiting:
+            accepted, future = self._waiting[0]
+            if future.done():
+                self._waiting.popleft()
+                continue
+            if batch and partitions + len(accepted.planned) > self._max_partitions:
+                break
+            batch.append(self._waiting.popleft())
+            partitions += len(accepted.planned)
+        return batch
+
+    async def _store_batch(self, batch: list[Waiting]) -> None:
+        if len(batch) > 1:
+            try:
+                results = await self._store_together([accepted for accepted, _ in batch])
+            except Exception:
+                log.warning(
+                    "storing %d deletions together failed; storing each alone", len(batch), exc_info=True
+                )
+            else:
+                for (_, future), stored in zip(batch, results, strict=True):
+                    _answer(future, stored)
+                return
+        for accepted, future in batch:
+            try:
+                [stored] = await self._store_together([accepted])
+            except Exception as exc:
+                if not future.done():
+                    future.set_exception(exc)
+            else:
+                _answer(future, stored)
+
+    async def _store_together(self, batch: Sequence[Accepted]) -> list[Stored]:
+        """One write transaction for ``batch``; each one's result, in order."""
+        now = datetime.now(UTC)
+        results: list[Stored] = []
+        new: list[Accepted] = []
+        async with handoff_to(self._executor) as handoff, write_transaction(self._sessionmaker) as session:
+            keys = [accepted.key for accepted in batch if accepted.key is not None]
+            taken = await repo.find_by_idempotency_keys(session, keys)
+            for accepted in batch:
+                key = accepted.key
+                if key is not None and (earlier := taken.get(key)) is not None:
+                    results.append(Stored(earlier, created=False))
+                    continue
+                deletion = accepted.deletion
+                # One time for the whole transaction: the handed-off rows share one deadline, so the
+                # executor sends them in one call per leader.
+                deletion.created_at = deletion.updated_at = now
+                if key is not None:
+                    taken[key] = deletion
+                new.append(accepted)
+                results.append(Stored(deletion, created=True))
+            await handoff.create_deletions(session, [(a.deletion, a.planned) for a in new])
+            # Last: appending locks the audit head until the commit.
+            await append_events(session, [dataclasses.replace(a.event, occurred_at=now) for a in new])
+        accept_transactions_total.inc()
+        return results
+
+
+def _answer(future: asyncio.Future[Stored], stored: Stored) -> None:
+    if not future.done():  # the caller went away meanwhile; its deletion is stored all the same
+        future.set_result(stored)
