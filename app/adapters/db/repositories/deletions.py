@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain, repeat
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import (
     BigInteger,
@@ -32,9 +31,9 @@ from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition
 
 
-@dataclass(frozen=True)
-class PlannedPartition:
-    """One partition of a new deletion: the offset asked for and the concrete offset to send."""
+class PlannedPartition(NamedTuple):
+    """One partition of a new deletion: the offset asked for and the concrete offset to send. A named
+    tuple: a deletion has up to 10,000 of them, built in C."""
 
     partition: TopicPartition
     requested_offset: int
