@@ -4,8 +4,8 @@ Without it, the executor of the instance that accepted a deletion would wake up,
 transaction of its own (one UPDATE of every row, most of a second at 10,000 partitions) and only then
 send. Instead the transaction that stores the deletion inserts its first ``claim_batch`` partitions
 already claimed by this instance's executor (``Lease``: in_progress, fence 1, first attempt, lease and
-deadline from now, what ``claim_due`` would write), reads them back as claims, and once it committed the
-executor sends them at once. Every guarantee of claiming holds:
+deadline from now, what ``claim_due`` would write), gets them back from the insert as claims, and once it
+committed the executor sends them at once. Every guarantee of claiming holds:
 
 - another instance skips the rows while the lease runs, as any claimed row, and can only take them over
   with a claim of its own, which bumps the fence and so voids this instance's write-back;
@@ -24,14 +24,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion
-from app.adapters.db.repositories import claims as claims_repo
 from app.adapters.db.repositories import deletions as deletions_repo
 from app.adapters.db.repositories.claims import Claim, Lease
 from app.worker.executor import Executor
 
 # How a deletion is stored: ``deletions.create_deletion``'s signature without the lease.
 CreateDeletion = Callable[
-    [AsyncSession, Deletion, Sequence[deletions_repo.PlannedPartition]], Awaitable[None]
+    [AsyncSession, Deletion, Sequence[deletions_repo.PlannedPartition]], Awaitable[object]
 ]
 
 
@@ -51,9 +50,7 @@ class Handoff:
         """``deletions.create_deletion``, with the first batch claimed when the executor has room for it."""
         if self._executor is not None:
             self._lease = self._executor.reserve()
-        await deletions_repo.create_deletion(session, deletion, planned, lease=self._lease)
-        if self._lease is not None:
-            self._claims = await claims_repo.leased_claims(session, deletion, self._lease)
+        self._claims = await deletions_repo.create_deletion(session, deletion, planned, lease=self._lease)
         self._stored = True
         self._unclaimed = len(planned) - len(self._claims)
 

@@ -140,8 +140,8 @@ async def test_rows_stored_claimed_are_held_by_the_lease_then_taken_over_after_a
     # What a crash right after the commit leaves behind: rows claimed by an executor that never sends.
     lease = claims_repo.Lease("crashed", datetime.now(UTC) + timedelta(seconds=3), limit=3)
     async with write_transaction(sessionmaker) as session:
-        await deletions_repo.create_deletion(session, deletion, planned, lease=lease)
-        claims = await claims_repo.leased_claims(session, deletion, lease)
+        claims = await deletions_repo.create_deletion(session, deletion, planned, lease=lease)
+        assert await claims_repo.leased_claims(session, deletion, lease) == claims
     assert [(c.partition, c.resolved_offset, c.fence, c.attempts) for c in claims] == [
         (p, CUTS[p], 1, 1) for p in range(3)
     ]

@@ -25,7 +25,8 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion, PartitionDeletion
-from app.adapters.db.repositories.claims.common import Lease
+from app.adapters.db.repositories.claims.claiming import lease_claims, leased_claims
+from app.adapters.db.repositories.claims.common import Claim, Lease
 from app.adapters.db.repositories.deletion_reads import status_counts
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition
@@ -57,8 +58,9 @@ INSERT_TASKS = insert(TASKS)
 # number (10,000 partitions are five arrays). The foreign key is checked at the end of the statement. A
 # task starts pending, unclaimed, due now (the executor sets ``deadline_at`` when it first claims it, so
 # the timeout counts from the first send), except the first ``:claimed`` ones, inserted already claimed
-# with a ``Lease`` (``app.worker.handoff``). Every deletion column is bound: one missing from the text
-# fails at import.
+# with a ``Lease`` (``app.worker.handoff``), whose ids, topics, partitions and offsets come back as four
+# arrays in id order (one row; NULLs without a lease). Every deletion column is bound: one missing from the
+# text fails at import.
 _POSTGRESQL_INSERT = text(
     """
     WITH new_deletion AS (
@@ -68,21 +70,27 @@ _POSTGRESQL_INSERT = text(
         VALUES (:id, :cluster, :principal, :client_host, :request_id, :reason, :leader_only,
             :timeout_ms, :status, :partition_count, :topics, :principal_groups, :idempotency_key,
             :request_hash, :created_at, :updated_at, :finished_at)
+    ),
+    tasks AS (
+        INSERT INTO partition_deletion (deletion_id, topic, partition, requested_offset, resolved_offset,
+            spec, status, attempts, fence, lease_owner, lease_expires_at, next_attempt_at, deadline_at,
+            updated_at)
+        SELECT :id, t.topic, t.partition, t.requested_offset, t.resolved_offset, t.spec::json,
+            CASE WHEN t.n <= :claimed THEN :claimed_status ELSE :pending END,
+            CASE WHEN t.n <= :claimed THEN :claimed_attempts ELSE 0 END,
+            CASE WHEN t.n <= :claimed THEN :claimed_fence ELSE 0 END,
+            CASE WHEN t.n <= :claimed THEN :lease_owner END,
+            CASE WHEN t.n <= :claimed THEN :lease_expires_at END,
+            :created_at,
+                CASE WHEN t.n <= :claimed THEN :claimed_deadline END,
+            :created_at
+        FROM unnest(:task_topics, :task_partitions, :task_requested, :task_resolved, :task_specs)
+            WITH ORDINALITY AS t(topic, partition, requested_offset, resolved_offset, spec, n)
+        RETURNING id, topic, partition, resolved_offset, lease_owner
     )
-    INSERT INTO partition_deletion (deletion_id, topic, partition, requested_offset, resolved_offset,
-        spec, status, attempts, fence, lease_owner, lease_expires_at, next_attempt_at, deadline_at,
-        updated_at)
-    SELECT :id, t.topic, t.partition, t.requested_offset, t.resolved_offset, t.spec::json,
-        CASE WHEN t.n <= :claimed THEN :claimed_status ELSE :pending END,
-        CASE WHEN t.n <= :claimed THEN :claimed_attempts ELSE 0 END,
-        CASE WHEN t.n <= :claimed THEN :claimed_fence ELSE 0 END,
-        CASE WHEN t.n <= :claimed THEN :lease_owner END,
-        CASE WHEN t.n <= :claimed THEN :lease_expires_at END,
-        :created_at,
-        CASE WHEN t.n <= :claimed THEN :claimed_deadline END,
-        :created_at
-    FROM unnest(:task_topics, :task_partitions, :task_requested, :task_resolved, :task_specs)
-        WITH ORDINALITY AS t(topic, partition, requested_offset, resolved_offset, spec, n)
+    SELECT array_agg(id ORDER BY id), array_agg(topic ORDER BY id), array_agg(partition ORDER BY id),
+        array_agg(resolved_offset ORDER BY id)
+    FROM tasks WHERE lease_owner IS NOT NULL
     """
 ).bindparams(
     *(bindparam(column.key, type_=column.type) for column in DELETIONS.columns),
@@ -132,16 +140,17 @@ async def create_deletion(
     partitions: Sequence[PlannedPartition],
     *,
     lease: Lease | None = None,
-) -> None:
+) -> list[Claim]:
     """Insert ``deletion`` and one task row per partition: pending, or for the first ``lease.limit`` rows
-    already claimed with ``lease``. ``deletion`` is not added to the session."""
+    already claimed with ``lease``; those come back as claims, in id order. ``deletion`` is not added to
+    the session."""
     connection = await session.connection()
     values = {name: getattr(deletion, name) for name in DELETION_COLUMNS}
     claim = _claim_values(deletion, lease)
     pending = PartitionStatus.PENDING.value
     if connection.dialect.name == "postgresql":
         texts: dict[Any, str | None] = {}  # specs repeat: encode each once
-        await connection.execute(
+        result = await connection.execute(
             _POSTGRESQL_INSERT,
             {
                 **values,
@@ -154,7 +163,10 @@ async def create_deletion(
                 "task_specs": [_json_text(p.spec, texts) for p in partitions],
             },
         )
-        return
+        ids, topics, numbers, offsets = result.one()
+        if lease is None or ids is None:
+            return []
+        return lease_claims(deletion, lease, zip(ids, topics, numbers, offsets, strict=True))
     await connection.execute(INSERT_DELETION, values)
     created = deletion.created_at
     start = {"deletion_id": deletion.id, "next_attempt_at": created, "updated_at": created}
@@ -181,6 +193,7 @@ async def create_deletion(
         for index, p in enumerate(partitions)
     ]
     await connection.execute(INSERT_TASKS, rows)
+    return [] if lease is None else await leased_claims(session, deletion, lease)
 
 
 def _json_text(value: dict[str, object] | None, texts: dict[Any, str | None]) -> str | None:

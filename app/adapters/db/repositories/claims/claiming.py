@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any, cast
@@ -102,6 +102,12 @@ async def leased_claims(session: AsyncSession, deletion: Deletion, lease: Lease)
         .order_by(PD.c.id)
     )
     rows = (await session.execute(stmt)).all()
+    return lease_claims(deletion, lease, rows)
+
+
+def lease_claims(deletion: Deletion, lease: Lease, rows: Iterable[tuple[int, str, int, int]]) -> list[Claim]:
+    """The claims of rows (id, topic, partition, resolved offset) of ``deletion`` stored claimed with
+    ``lease``."""
     status, fence, attempts, deadline = lease.first_claim(deletion)
     cluster, leader_only, timeout_ms = deletion.cluster, deletion.leader_only, deletion.timeout_ms
     request_id = deletion.request_id
