@@ -58,18 +58,22 @@ def check_limits(request: DeletionCreate, services: Services) -> int:
             "timeout_ms is over the limit.",
             errors=[FieldError("#/timeout_ms", f"must be at most {limits.max_timeout_ms}")],
         )
+    keys = [(item.topic, item.partition) for item in request.partitions]
+    if len(set(keys)) != len(keys):
+        raise ValidationFailed(
+            "Each (topic, partition) may appear only once.", errors=_duplicates(keys)[:MAX_LISTED]
+        )
+    return timeout_ms
+
+
+def _duplicates(keys: Sequence[tuple[str, int | None]]) -> list[FieldError]:
     seen: set[tuple[str, int | None]] = set()
     duplicates: list[FieldError] = []
-    for index, item in enumerate(request.partitions):
-        key = (item.topic, item.partition)
+    for index, key in enumerate(keys):
         if key in seen:
             duplicates.append(FieldError(f"#/partitions/{index}", "duplicate (topic, partition)"))
         seen.add(key)
-    if duplicates:
-        raise ValidationFailed(
-            "Each (topic, partition) may appear only once.", errors=duplicates[:MAX_LISTED]
-        )
-    return timeout_ms
+    return duplicates
 
 
 def request_hash(request: DeletionCreate, key: str | None) -> str | None:
