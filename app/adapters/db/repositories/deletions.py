@@ -149,7 +149,7 @@ async def create_deletion(
     claim = _claim_values(deletion, lease)
     pending = PartitionStatus.PENDING.value
     if connection.dialect.name == "postgresql":
-        texts: dict[Any, str | None] = {}  # specs repeat: encode each once
+        texts: dict[int, str] = {}  # by spec object, alive while the statement is built
         result = await connection.execute(
             _POSTGRESQL_INSERT,
             {
@@ -196,16 +196,13 @@ async def create_deletion(
     return [] if lease is None else await leased_claims(session, deletion, lease)
 
 
-def _json_text(value: dict[str, object] | None, texts: dict[Any, str | None]) -> str | None:
+def _json_text(value: dict[str, object] | None, texts: dict[int, str]) -> str | None:
+    """``value`` as JSON text. The partitions of one request entry share one spec object (and equal
+    specs share one, ``entry_specs``): each object is encoded once, whatever its content."""
     if value is None:
         return None
-    try:
-        key: Any = tuple(value.items())
-        hash(key)
-    except TypeError:
-        return json.dumps(value)
-    if (encoded := texts.get(key)) is None:
-        encoded = texts[key] = json.dumps(value)
+    if (encoded := texts.get(id(value))) is None:
+        encoded = texts[id(value)] = json.dumps(value)
     return encoded
 
 
