@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.api.deps import Services
 from app.api.schemas.deletions import DeletionCreate
-from app.api.schemas.specs import spec_of, stored_spec
+from app.api.schemas.specs import entry_specs
 from app.domain.impact import (
     Cut,
     PartitionImpact,
@@ -46,7 +46,7 @@ class Plan:
     def partitions(self) -> list[PlannedPartition]:
         return [
             PlannedPartition(
-                c.partition, c.spec.requested_offset, self.resolved[c.partition], self.specs[c.index]
+                c.partition, c.spec.requested_offset, self.resolved[c.partition], self.specs[c.entry]
             )
             for c in self.cuts
         ]
@@ -81,7 +81,11 @@ async def plan_request(services: Services, request: DeletionCreate, *, recent: b
     ``recent``: topic layouts and configs may come from a recent answer (``app.adapters.kafka.recent``);
     an unknown topic or partition is looked up fresh before it is refused."""
     cluster, gateway = request.cluster, services.gateway
-    entries = [SpecEntry(i, e.topic, e.partition, spec_of(e)) for i, e in enumerate(request.partitions)]
+    specs, stored = entry_specs(request.partitions)
+    entries = [
+        SpecEntry(i, e.topic, e.partition, spec)
+        for i, (e, spec) in enumerate(zip(request.partitions, specs, strict=True))
+    ]
     topics = sorted({e.topic for e in entries})
     layouts = await gateway.topic_layouts(cluster, topics, recent=recent)
     cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
@@ -110,8 +114,7 @@ async def plan_request(services: Services, request: DeletionCreate, *, recent: b
         raise _refuse(
             problems, f"{len(problems)} partition(s) cannot be resolved to an offset; nothing was accepted."
         )
-    specs = [stored_spec(e) for e in request.partitions]
-    return Plan(cuts, resolved, specs, traits, times, layouts)
+    return Plan(cuts, resolved, stored, traits, times, layouts)
 
 
 def refuse_untouchable(plan: Plan) -> None:
@@ -127,12 +130,12 @@ def _untouchable(plan: Plan) -> list[Problem]:
         traits = plan.traits[cut.partition.topic]
         if traits.internal:
             problems.append(
-                Problem(cut.index, f"{cut.partition.topic} is an internal topic; Kafka refuses it")
+                Problem(cut.entry, f"{cut.partition.topic} is an internal topic; Kafka refuses it")
             )
         elif traits.compact_only:
             problems.append(
                 Problem(
-                    cut.index,
+                    cut.entry,
                     f"{cut.partition.topic} has cleanup.policy={traits.cleanup_policy}; Kafka deletes "
                     "records only when the policy includes delete (POLICY_VIOLATION)",
                 )

@@ -97,7 +97,7 @@ def _partitions_json(
             f'"log_start_offset":{impact.log_start_offset},"partition":{impact.partition.partition},'
             f'"predicted_outcome":{text(impact.predicted_outcome)},'
             f'"records_deleted":{impact.records_deleted},"resolved_offset":{impact.resolved_offset},'
-            f'"spec":{specs[cut.index]},"topic":{text(impact.partition.topic)},'
+            f'"spec":{specs[cut.entry]},"topic":{text(impact.partition.topic)},'
             f'"unconsumed_groups":[{groups}]}}'
         )
     return "[" + ",".join(parts) + "]"

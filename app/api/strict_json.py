@@ -21,11 +21,9 @@ MAX_NESTING_ERROR = "The body is nested too deeply"
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError("duplicate object key")
-        result[key] = value
+    result = dict(pairs)  # in C: called for every object of the body (10,000 in a big request)
+    if len(result) != len(pairs):
+        raise ValueError("duplicate object key")
     return result
 
 

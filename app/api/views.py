@@ -8,6 +8,7 @@ model is validated once, from plain values, and returned as is (FastAPI serializ
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from sqlalchemy import Row
@@ -74,9 +75,13 @@ def deletion_summary(deletion: DeletionRecord) -> DeletionSummary:
     return DeletionSummary.model_validate(deletion, from_attributes=True)
 
 
-def accepted_deletion_read(deletion: Deletion, planned: Sequence[repo.PlannedPartition]) -> DeletionRead:
-    """The response for a deletion just stored, built without reading it back: all partitions pending."""
-    ordered = sorted(planned, key=lambda p: (p.partition.topic, p.partition.partition))
+def accepted_deletion_read(
+    deletion: Deletion, planned: Sequence[repo.PlannedPartition], partition_limit: int
+) -> DeletionRead:
+    """The response for a deletion just stored, built without reading it back: all partitions pending,
+    the first ``partition_limit`` of them in (topic, partition) order (Python's string order: beyond one
+    page, for one topic only), with the cursor ``deletion_read`` would give."""
+    ordered = sorted(planned, key=attrgetter("partition"))[:partition_limit]
     pending = PartitionStatus.PENDING
     partitions = [
         {
@@ -95,7 +100,10 @@ def accepted_deletion_read(deletion: Deletion, planned: Sequence[repo.PlannedPar
         }
         for p in ordered
     ]
-    return _deletion_read(deletion, {pending: len(planned)}, partitions, None)
+    last = ordered[-1].partition
+    more = len(planned) > len(ordered)
+    cursor = encode_cursor(last.topic, last.partition) if more else None
+    return _deletion_read(deletion, {pending: len(planned)}, partitions, cursor)
 
 
 def deletion_read(deletion: DeletionRecord, first: FirstPartitions, partition_limit: int) -> DeletionRead:

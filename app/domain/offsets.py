@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from app.domain.ports import TimeOffset, TopicPartition
 
@@ -52,17 +53,16 @@ class OffsetSpec:
         return self.offset if self.offset is not None else HIGH_WATERMARK
 
 
-@dataclass(frozen=True)
-class SpecEntry:
-    index: int  # position in the request, for error pointers
+# Named tuples, like ``TopicPartition``: a request builds 10,000 of each, and a tuple is built in C.
+class SpecEntry(NamedTuple):
+    position: int  # in the request, for error pointers
     topic: str
     partition: int | None  # None: every partition of the topic
     spec: OffsetSpec
 
 
-@dataclass(frozen=True)
-class PlannedCut:
-    index: int
+class PlannedCut(NamedTuple):
+    entry: int  # the request entry it came from
     partition: TopicPartition
     spec: OffsetSpec
 
@@ -85,16 +85,16 @@ def expand(
         count = partition_counts.get(entry.topic)
         if count is None or (entry.partition is not None and entry.partition >= count):
             where = entry.topic if entry.partition is None else f"{entry.topic}-{entry.partition}"
-            problems.append(Problem(entry.index, f"unknown topic or partition {where}", unknown=True))
+            problems.append(Problem(entry.position, f"unknown topic or partition {where}", unknown=True))
             continue
         numbers = range(count) if entry.partition is None else [entry.partition]
         for number in numbers:
             tp = TopicPartition(entry.topic, number)
             if tp in seen:
-                problems.append(Problem(entry.index, f"{tp} is also named by entry {seen[tp]}"))
+                problems.append(Problem(entry.position, f"{tp} is also named by entry {seen[tp]}"))
                 continue
-            seen[tp] = entry.index
-            cuts.append(PlannedCut(entry.index, tp, entry.spec))
+            seen[tp] = entry.position
+            cuts.append(PlannedCut(entry.position, tp, entry.spec))
     return cuts, problems
 
 
@@ -151,7 +151,7 @@ def resolve(cuts: Sequence[PlannedCut], facts: Facts) -> tuple[dict[TopicPartiti
     for cut in cuts:
         answer = resolve_one(cut, facts)
         if isinstance(answer, str):
-            problems.append(Problem(cut.index, answer))
+            problems.append(Problem(cut.entry, answer))
         else:
             resolved[cut.partition] = answer
     return resolved, problems

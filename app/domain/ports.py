@@ -61,8 +61,9 @@ class TimeOffset:
     timestamp: int
 
 
-@dataclass(frozen=True)
-class PartitionPlacement:
+class PartitionPlacement(NamedTuple):
+    """A named tuple: every plan builds one per partition (10,000 for a big deletion), in C."""
+
     leader: int
     replicas: tuple[int, ...]
 

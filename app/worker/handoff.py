@@ -4,11 +4,11 @@ Without it, the executor of the instance that accepted a deletion would wake up,
 transaction of its own (one UPDATE of every row, most of a second at 10,000 partitions) and only then
 send. Instead the transaction that stores the deletion inserts its first ``claim_batch`` partitions
 already claimed by this instance's executor (``Lease``: in_progress, fence 1, first attempt, lease and
-deadline from now, what ``claim_due`` would write), reads them back as claims, and once it committed the
-executor sends them at once. A transaction that stores several deletions (``app.api.accepting``) takes one
-lease for all of them: their first ``claim_batch`` partitions together are stored claimed and the
-executor works them as one batch (one DeleteRecords per leader, one write-back). Every guarantee of
-claiming holds:
+deadline from now, what ``claim_due`` would write), gets them back from the insert as claims, and once it
+committed the executor sends them at once. A transaction that stores several deletions
+(``app.api.accepting``) takes one lease for all of them: their first ``claim_batch`` partitions together
+are stored claimed and the executor works them as one batch (one DeleteRecords per leader, one
+write-back). Every guarantee of claiming holds:
 
 - another instance skips the rows while the lease runs, as any claimed row, and can only take them over
   with a claim of its own, which bumps the fence and so voids this instance's write-back;
@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.adapters.db.repositories import claims as claims_repo
 from app.adapters.db.repositories import deletions as deletions_repo
 from app.adapters.db.repositories.claims import Claim, Lease
 from app.adapters.db.repositories.deletions import NewDeletion
@@ -44,16 +43,12 @@ class Handoff:
 
     async def create_deletions(self, session: AsyncSession, new: Sequence[NewDeletion]) -> None:
         """``deletions.create_deletions``, with one lease for all of them when the executor has room: the
-        first ``claim_batch`` partitions of them together are stored claimed, then read back in one
-        query."""
+        first ``claim_batch`` partitions of them together are stored claimed and come back as claims."""
         if not new:
             return
         if self._executor is not None:
             self._lease = self._executor.reserve()
-        await deletions_repo.create_deletions(session, new, lease=self._lease)
-        if self._lease is not None:
-            deletions = [deletion for deletion, _ in new]
-            self._claims = await claims_repo.leased_claims(session, deletions, self._lease)
+        self._claims = await deletions_repo.create_deletions(session, new, lease=self._lease)
         self._unclaimed = sum(len(planned) for _, planned in new) - len(self._claims)
 
     def committed(self) -> None:

@@ -59,7 +59,10 @@ def _deletion(
             }
         )
     deletion = f"d-{index}"
-    details = {"reason": "test", "leader_only": False, "timeout_ms": 30000, "partitions": partitions}
+    # The service lists requested partitions column by column; requests from before 2026-11-23 one object
+    # each.
+    requested: Any = partitions if index % 2 == 0 else _columns(partitions)
+    details = {"reason": "test", "leader_only": False, "timeout_ms": 30000, "partitions": requested}
     events = [_event(moment, "deletion.requested", principal, cluster, deletion, details)]
     if rng.random() < 0.9:
         outcomes = [
@@ -72,10 +75,14 @@ def _deletion(
         ]
         done = moment + timedelta(seconds=rng.uniform(0.05, 120))
         # The service lists outcomes column by column; events from before 2026-11-22 one object each.
-        listed: Any = outcomes if index % 3 == 0 else {k: [o[k] for o in outcomes] for k in outcomes[0]}
+        listed: Any = outcomes if index % 3 == 0 else _columns(outcomes)
         summary = {"status": "succeeded", "partitions": listed}
         events.append(_event(done, "deletion.completed", "kafka-purge:executor", cluster, deletion, summary))
     return events
+
+
+def _columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    return {k: [row[k] for row in rows] for k in rows[0]}
 
 
 def _denial(rng: random.Random, moment: datetime) -> dict[str, Any]:
@@ -120,7 +127,8 @@ def generate(path: Path, total: int, seed: int = 7) -> list[dict[str, Any]]:
 
 
 def outcomes_of(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """A completion summary's outcomes, one dict per partition, from either shape."""
+    """A request's partitions or a completion summary's outcomes, one dict per partition, from either
+    shape."""
     listed = summary["partitions"]
     if isinstance(listed, list):
         return listed
@@ -136,7 +144,7 @@ def recount(events: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], dic
             day = stamp(e["occurred_at"])[:10]
             owners[e["deletion_id"]] = (e["cluster"], e["principal"], day, e["occurred_at"])
             per_topic: dict[str, int] = defaultdict(int)
-            for p in e["details"]["partitions"]:
+            for p in outcomes_of(e["details"]):
                 per_topic[p["topic"]] += 1
             for topic, count in per_topic.items():
                 row = rows[(e["cluster"], topic, e["principal"], day)]

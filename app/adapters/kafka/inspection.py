@@ -76,8 +76,7 @@ class ClusterInspection:
                 name=name,
                 internal=name in INTERNAL_TOPICS,
                 partitions={
-                    index: PartitionPlacement(p.leader, tuple(p.replicas))
-                    for index, p in topic.partitions.items()
+                    index: PartitionPlacement(p.leader, p.replicas) for index, p in topic.partitions.items()
                 },
             )
             for name, topic in answered.items()

@@ -79,12 +79,14 @@ async def create_deletion(
         services, body, principal=principal, request_id=request_id, idempotency_key=idempotency_key
     )
     response.headers["Location"] = f"/v1/deletions/{submission.deletion.id}"
-    limit = services.settings.limits.max_page_size
-    if not submission.replayed and len(submission.planned) <= limit:
-        return accepted_deletion_read(submission.deletion, submission.planned)
+    limit, deletion = services.settings.limits.max_page_size, submission.deletion
+    # Beyond one page the next page's cursor is compared in the database, which orders topic names by its
+    # collation: a page built here has the same order only when every partition is of one topic.
+    if not submission.replayed and (len(submission.planned) <= limit or len(deletion.topics) == 1):
+        return accepted_deletion_read(deletion, submission.planned, limit)
     if submission.replayed:
         response.headers[REPLAY_HEADER] = "true"
-    stored = reads.record_of(submission.deletion)
+    stored = reads.record_of(deletion)
     first = await run_read(services.sessionmaker, lambda c: reads.first_partitions(c, stored, limit))
     return deletion_read(stored, first, limit)
 

@@ -60,9 +60,15 @@ class PartitionOffset(BaseModel):
 
     @model_validator(mode="after")
     def _exactly_one_spec(self) -> PartitionOffset:
-        given = [name for name in SPEC_FIELDS if getattr(self, name) is not None]
-        if len(given) != 1:
-            raise ValueError(f"exactly one of {', '.join(SPEC_FIELDS)} is required, got {len(given)}")
+        # Runs for every entry (10,000 in a big request): plain attribute reads, no list.
+        given = (
+            (self.offset is not None)
+            + (self.before is not None)
+            + (self.committed_by is not None)
+            + (self.to is not None)
+        )
+        if given != 1:
+            raise ValueError(f"exactly one of {', '.join(SPEC_FIELDS)} is required, got {given}")
         return self
 
 

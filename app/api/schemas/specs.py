@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -70,3 +71,26 @@ def stored_spec(entry: Any) -> dict[str, object]:
     if entry.partition is None:
         spec["all_partitions"] = True
     return spec
+
+
+def entry_specs(entries: Sequence[Any]) -> tuple[list[OffsetSpec], list[dict[str, object]]]:
+    """``spec_of`` and ``stored_spec`` of each entry. Entries that say the same share one object of each:
+    a 10,000-entry request usually names a handful of specs, each built once."""
+    known: dict[tuple[object, ...], tuple[OffsetSpec, dict[str, object]]] = {}
+    specs: list[OffsetSpec] = []
+    stored: list[dict[str, object]] = []
+    for entry in entries:
+        groups = entry.committed_by
+        key = (
+            entry.offset,
+            entry.before,
+            None if groups is None else tuple(groups),
+            entry.to,
+            entry.partition is None,
+        )
+        pair = known.get(key)
+        if pair is None:
+            pair = known[key] = (spec_of(entry), stored_spec(entry))
+        specs.append(pair[0])
+        stored.append(pair[1])
+    return specs, stored

@@ -46,9 +46,11 @@ ENVELOPE = (
     "id long, occurred_at string, principal string, client_host string, request_id string, action string, "
     "cluster string, deletion_id string, details string"
 )
-REQUESTED = "partitions array<struct<topic: string, partition: int, resolved_offset: long>>"
-# A completion summary lists its partitions column by column; events written before 2026-11-22 list one
-# object per partition. Each event parses under exactly one of the two schemas (the other gives null).
+# A request and a completion summary list their partitions column by column; requests written before
+# 2026-11-23 and summaries written before 2026-11-22 list one object per partition. Each event parses
+# under exactly one of the two schemas (the other gives null).
+REQUESTED = "partitions struct<topic: array<string>>"
+REQUESTED_OBJECTS = "partitions array<struct<topic: string, partition: int, resolved_offset: long>>"
 COMPLETED = (
     "partitions struct<topic: array<string>, partition: array<int>, resolved_offset: array<long>, "
     "status: array<string>>"
@@ -90,11 +92,16 @@ def _requests(events: DataFrame) -> DataFrame:
         "principal",
         F.substring("occurred_at", 1, 10).alias("day"),
         _seconds("occurred_at").alias("requested_s"),
-        F.explode(F.from_json("details", REQUESTED)["partitions"]).alias("p"),
+        F.explode(
+            F.coalesce(
+                F.from_json("details", REQUESTED)["partitions"]["topic"],
+                F.from_json("details", REQUESTED_OBJECTS)["partitions"]["topic"],
+            )
+        ).alias("topic"),
     )
-    return requested.groupBy(
-        "deletion_id", "cluster", "principal", "day", "requested_s", F.col("p.topic").alias("topic")
-    ).agg(F.count("*").alias("partitions_requested"))
+    return requested.groupBy("deletion_id", "cluster", "principal", "day", "requested_s", "topic").agg(
+        F.count("*").alias("partitions_requested")
+    )
 
 
 def _outcomes(events: DataFrame, requests: DataFrame) -> DataFrame:

@@ -80,9 +80,11 @@ async def test_audit_lists_events_in_chain_order(
     assert requested["principal"] == "User:alice"
     assert requested["client_host"] == "127.0.0.1"
     assert requested["details"]["reason"] == "test erasure"
-    assert requested["details"]["partitions"][2].items() >= {
-        "topic": orders, "partition": 2, "requested_offset": -1, "resolved_offset": 30,
-    }.items()  # fmt: skip
+    columns = requested["details"]["partitions"]
+    assert {key: values[2] for key, values in columns.items()} == {
+        "topic": orders, "partition": 2, "requested_offset": -1, "resolved_offset": 30, "spec": 2,
+    }  # fmt: skip
+    assert requested["details"]["specs"] == [{"offset": 1}, {"offset": 2}, {"offset": -1}]
     rest = (await app_client.get(f"/v1/audit?cursor={events['next_cursor']}", headers=alice)).json()
     assert [(e["action"], e["request_id"]) for e in rest["items"]] == [("deletion.cancelled", "req-cancel-1")]
     assert rest["next_cursor"] is None

@@ -53,6 +53,16 @@ async def test_every_spec_resolves_at_accept_time(
     assert {(p["topic"], p["partition"]): p["spec"] for p in stored["partitions"]}[("events", 3)] == {
         "offset": 2
     }
+    # The audit trail has every accepted partition with its offsets and spec (column by column).
+    audit = await app_client.get("/v1/audit", params={"action": "deletion.requested"}, headers=alice)
+    [requested] = audit.json()["items"]
+    columns, specs = requested["details"]["partitions"], requested["details"]["specs"]
+    keys = ("topic", "partition", "requested_offset", "resolved_offset", "spec")
+    rows = zip(*(columns[k] for k in keys), strict=True)
+    assert {(t, n): (asked, cut, specs[s]) for t, n, asked, cut, s in rows} == {
+        tp: (p["requested_offset"], p["resolved_offset"], p["spec"]) for tp, p in got.items()
+    }
+    assert len(specs) == 5
 
 
 async def test_group_without_commit_fails_closed(

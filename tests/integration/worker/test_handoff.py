@@ -1,7 +1,9 @@
 """A new deletion handed to the accepting instance's executor in the transaction that stores it
 (``app.worker.handoff``), on SQLite and PostgreSQL: its first batch is stored already claimed and sent
-without a claim round; other instances keep off it while the lease runs and take it over after a crash;
-a rollback stores nothing and frees the batch slot; without a running executor the rows stay pending."""
+without a claim round; several stored in one insert share one lease, and the claimed rows of all come
+back from the insert; other instances keep off them while the lease runs and take them over after a
+crash; a rollback stores nothing and frees the batch slot; without a running executor the rows stay
+pending."""
 
 from __future__ import annotations
 
@@ -140,8 +142,8 @@ async def test_rows_stored_claimed_are_held_by_the_lease_then_taken_over_after_a
     # What a crash right after the commit leaves behind: rows claimed by an executor that never sends.
     lease = claims_repo.Lease("crashed", datetime.now(UTC) + timedelta(seconds=3), limit=3)
     async with write_transaction(sessionmaker) as session:
-        await deletions_repo.create_deletions(session, [(deletion, planned)], lease=lease)
-        claims = await claims_repo.leased_claims(session, [deletion], lease)
+        claims = await deletions_repo.create_deletions(session, [(deletion, planned)], lease=lease)
+        assert await claims_repo.leased_claims(session, [deletion], lease) == claims
     assert [(c.partition, c.resolved_offset, c.fence, c.attempts) for c in claims] == [
         (p, CUTS[p], 1, 1) for p in range(3)
     ]
@@ -157,6 +159,28 @@ async def test_rows_stored_claimed_are_held_by_the_lease_then_taken_over_after_a
     assert states(rows) == [("succeeded", 2, 2, "other")] * 3 + [("succeeded", 1, 1, "other")]
     for partition, cut in CUTS.items():
         assert set(log_start_offsets(emulator, orders, partition).values()) == {cut}
+
+
+async def test_claims_of_several_deletions_stored_in_one_insert_come_back_in_id_order(
+    sessionmaker: Maker,
+) -> None:
+    # A group commit: three deletions of four partitions, one lease of six rows for all of them.
+    new = [new_deletion(timeout_ms) for timeout_ms in (10_000, 20_000, 30_000)]
+    first, second, third = (deletion for deletion, _ in new)
+    lease = claims_repo.Lease("accepting", datetime.now(UTC) + timedelta(seconds=30), limit=6)
+    async with write_transaction(sessionmaker) as session:
+        claims = await deletions_repo.create_deletions(session, new, lease=lease)
+        assert await claims_repo.leased_claims(session, [first, second, third], lease) == claims
+    assert [(c.deletion_id, c.partition) for c in claims] == [(first.id, p) for p in range(4)] + [
+        (second.id, p) for p in range(2)
+    ]
+    assert [c.id for c in claims] == sorted(c.id for c in claims)
+    assert {(c.deletion_id, c.deadline_at, c.timeout_ms) for c in claims} == {
+        (d.id, lease.first_claim(d)[3], d.timeout_ms) for d in (first, second)
+    }
+    second_rows = await partitions_of(sessionmaker, second.id)
+    assert states(second_rows) == [("in_progress", 1, 1, "accepting")] * 2 + [("pending", 0, 0, None)] * 2
+    assert states(await partitions_of(sessionmaker, third.id)) == [("pending", 0, 0, None)] * 4
 
 
 async def test_a_rollback_stores_nothing_and_frees_the_batch_slot(

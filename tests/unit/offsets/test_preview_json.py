@@ -42,7 +42,7 @@ def _as_dicts(plan: Plan, assessment: Assessment, samples: Any) -> list[dict[str
         {
             "topic": impact.partition.topic,
             "partition": impact.partition.partition,
-            "spec": plan.specs[cut.index],
+            "spec": plan.specs[cut.entry],
             "resolved_offset": impact.resolved_offset,
             "log_start_offset": impact.log_start_offset,
             "high_watermark": impact.high_watermark,

@@ -17,15 +17,17 @@ The deadline (``deadline_at``) is set on a row's first claim, i.e. counted from 
 that was down when the request arrived does not fail work it never started.
 
 A new deletion's first batch can be claimed by the transaction that stores it (``Lease``): its first
-rows are inserted in the state a claim leaves them in (``deletions.create_deletions``) and read back as
-claims (``leased_claims``), so the accepting instance's executor sends them at once, without a claim
-round of its own. To every other instance they are rows under a live lease, like any claimed row.
+rows are inserted in the state a claim leaves them in and come back as claims from the insert
+(``deletions.create_deletions``; SQLite reads them back with ``leased_claims``), so the accepting
+instance's executor sends them at once, without a claim round of its own. To every other instance they
+are rows under a live lease, like any claimed row.
 
 Functions only flush; the caller's transaction commits.
 """
 
 from app.adapters.db.repositories.claims.claiming import (
     claim_due,
+    lease_claims,
     leased_claims,
     release_leases,
     renew_leases,
@@ -45,6 +47,7 @@ __all__ = [
     "Lease",
     "PartitionUpdate",
     "claim_due",
+    "lease_claims",
     "leased_claims",
     "lock_deletions",
     "mark_started",

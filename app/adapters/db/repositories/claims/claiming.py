@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any, cast
@@ -106,7 +106,15 @@ async def leased_claims(session: AsyncSession, deletions: Sequence[Deletion], le
         .order_by(PD.c.id)
     )
     rows = (await session.execute(stmt)).all()
-    facts = {deletion_id: _first_claim(deletion, lease) for deletion_id, deletion in by_id.items()}
+    return lease_claims(deletions, lease, rows)
+
+
+def lease_claims(
+    deletions: Sequence[Deletion], lease: Lease, rows: Iterable[tuple[int, str, str, int, int]]
+) -> list[Claim]:
+    """The claims of rows (id, deletion id, topic, partition, resolved offset) of ``deletions`` stored
+    claimed with ``lease``."""
+    facts = {deletion.id: _first_claim(deletion, lease) for deletion in deletions}
     return [
         Claim(id_, deletion_id, topic, partition, offset, *facts[deletion_id])
         for id_, deletion_id, topic, partition, offset in rows
