@@ -32,9 +32,30 @@ def canonical_json(value: Any) -> str:
     )
 
 
-def normalized(value: Any) -> Any:
-    """``value`` as it reads back from a JSON column: what is stored is exactly what was hashed."""
-    return json.loads(canonical_json(value))
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is made only of dicts with ``str`` keys, lists and exact JSON scalars, so that it
+    reads back from its JSON as an equal value (no tuples, non-string keys, enums or datetimes)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str for key in value) and all(_plain(item) for item in value.values())
+    if kind is list:
+        # A column of scalars (a 10,000-partition summary) is checked without a Python step per item.
+        return set(map(type, value)) <= _SCALARS or all(_plain(item) for item in value)
+    return kind in _SCALARS
+
+
+def normalized(value: Any) -> tuple[Any, str]:
+    """``value`` as it reads back from a JSON column, and its canonical JSON: what is stored is exactly
+    what was hashed. Plain JSON (the usual case) is encoded once and returned as is, not copied."""
+    text = canonical_json(value)
+    if _plain(value):
+        return value, text
+    # Not plain: non-string keys may sort differently once they are strings, so encode what reads back.
+    value = json.loads(text)
+    return value, canonical_json(value)
 
 
 def chain_hash(prev_hash: str, content: dict[str, Any]) -> str:

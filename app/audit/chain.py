@@ -86,7 +86,7 @@ class _Draft:
 
 
 def _draft(new: NewEvent) -> _Draft:
-    details = normalized(dict(new.details))
+    details, details_json = normalized(dict(new.details))
     event = AuditEvent(
         # Stored at the precision it is hashed with (microseconds), so a re-read hashes the same.
         occurred_at=(new.occurred_at or datetime.now(UTC)).astimezone(UTC),
@@ -98,7 +98,7 @@ def _draft(new: NewEvent) -> _Draft:
         deletion_id=new.deletion_id,
         details=details,
     )
-    return _Draft(event, canonical_json(details))
+    return _Draft(event, details_json)
 
 
 # The hashed text of event n (1-based) is :content -> (n - 1), a jsonb array [lead, details, tail]: jsonb
@@ -173,7 +173,10 @@ async def _append_sqlite(session: AsyncSession, drafts: Sequence[_Draft]) -> Non
         event = draft.event
         event.id, event.prev_hash = first_id + offset, prev_hash
         event.hash = prev_hash = chain_hash(prev_hash, event_content(event))
-        rows.append({column.key: getattr(event, column.key) for column in AuditEvent.__table__.columns})
+        row = {column.key: getattr(event, column.key) for column in AuditEvent.__table__.columns}
+        # Stored with its keys in canonical order, as on PostgreSQL (the draft keeps the caller's order).
+        row["details"] = json.loads(draft.details_json)
+        rows.append(row)
     await session.execute(insert(AuditEvent), rows)
     new_head = update(AuditHead).where(AuditHead.id == HEAD_ID).values(last_hash=prev_hash)
     await session.execute(new_head.execution_options(synchronize_session=False))

@@ -45,6 +45,11 @@ AWKWARD_DETAILS: dict[str, Any] = {
     "moment": datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
     "partitions": [{"topic": "orders", "partition": p, "offset": p * 1000} for p in range(2000)],
 }
+# Plain JSON already (no datetimes, tuples or non-string keys): encoded once, not read back first.
+PLAIN_DETAILS: dict[str, Any] = {
+    **{key: value for key, value in AWKWARD_DETAILS.items() if key != "moment"},
+    "columns": {"topic": AWKWARD_TEXT * 50, "offset": list(range(450)), "error_code": [None, 3] * 225},
+}
 IST = timezone(timedelta(hours=5, minutes=30))
 EVENTS = [
     NewEvent("deletion.requested", "User:zoë", "::1", "r-1", "démo", "0b0a", AWKWARD_DETAILS,
@@ -56,6 +61,8 @@ EVENTS = [
              datetime(2026, 11, 22, 12, 0, 0, 999999, tzinfo=UTC)),
     NewEvent("deletion.completed", "Service:x", None, "r-2", "demo", "0b0a", {"texts": AWKWARD_TEXT[::-1]},
              datetime(2026, 11, 22, 12, 0, 1, 1, tzinfo=UTC)),
+    NewEvent("deletion.completed", "Service:x", None, "r-3", "démo", "0b0b", PLAIN_DETAILS,
+             datetime(2026, 11, 22, 12, 0, 2, tzinfo=UTC)),
 ]  # fmt: skip
 
 
@@ -122,11 +129,11 @@ async def test_a_batch_appends_its_events_in_order(sessionmaker: Sessions) -> No
         assert await append_events(session, []) == []
         [single] = await append_events(session, EVENTS[1:2])
         batch = await append_events(session, EVENTS)
-    assert [e.id for e in (single, *batch)] == [1, 2, 3, 4, 5]
+    assert [e.id for e in (single, *batch)] == list(range(1, len(EVENTS) + 2))
     assert [e.action for e in batch] == [e.action for e in EVENTS]
     assert [e.prev_hash for e in batch] == [single.hash, *(e.hash for e in batch[:-1])]
     assert [row(e) for e in await stored(sessionmaker)] == [row(e) for e in (single, *batch)]
-    assert await verified(sessionmaker) == (True, 5)
+    assert await verified(sessionmaker) == (True, len(EVENTS) + 1)
 
 
 async def test_text_utf_8_cannot_encode_is_refused_and_leaves_no_trace(sessionmaker: Sessions) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
+from enum import StrEnum
 
 import pytest
 
 from app.audit import canonical_json, chain_hash, rfc3339
+from app.audit.canonical import normalized
 
 
 def test_keys_sorted_and_no_whitespace() -> None:
@@ -36,3 +39,24 @@ def test_hash_depends_on_previous_hash_and_every_field() -> None:
     assert chain_hash("1" * 64, content) != base
     assert chain_hash("0" * 64, {**content, "details": {"a": 2}}) != base
     assert chain_hash("0" * 64, dict(reversed(content.items()))) == base
+
+
+def test_normalized_is_what_reads_back_plain_or_not() -> None:
+    class Kind(StrEnum):
+        A = "a"
+
+    plain = {"b": [1, -0.0, 2**80, None, True, "é\u2028"], "a": {"x": [[], {}]}, "c": ["t"] * 3}
+    awkward = {
+        "tuple": (1, 2),
+        "keys": {10: "ten", 9: "nine"},
+        "enum": [Kind.A],
+        "nested": [{"t": datetime(2026, 1, 1, tzinfo=UTC)}],
+        "mixed": [1, (2,)],
+    }
+    for value in (plain, awkward, {}, [1, "x"], "x"):
+        stored, text = normalized(value)
+        assert stored == json.loads(canonical_json(value))
+        assert text == canonical_json(stored)
+    assert normalized(plain)[0] is plain
+    assert normalized(awkward)[1].startswith('{"enum":["a"],"keys":{"10":"ten","9":"nine"}')
+    assert type(normalized(awkward)[0]["enum"][0]) is str
