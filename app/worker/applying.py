@@ -14,6 +14,8 @@ The completion event lists the outcomes column by column: ``partitions`` maps ``
 ``attempts``, ``fence`` and ``worker`` to lists whose i-th entries are one partition, in (topic,
 partition) order. At 10,000 partitions that encodes and hashes several times faster than one object per
 partition, on the write-back's critical path.
+When this write-back wrote every partition of a completed deletion (a deletion sent in one batch), the
+summary is built from what was written instead of read back (:func:`_written_outcomes`).
 """
 
 from __future__ import annotations
@@ -66,7 +68,9 @@ async def apply_updates(
         result.stale = len(updates) - len(fresh)
         result.applied.update(u.status for u in fresh)
         completed = await _roll_up(session, sorted({claims[u.id].deletion_id for u in fresh}), before, now)
-        outcomes = await repo.partition_outcomes(session, list(completed)) if completed else {}
+        outcomes = _written_outcomes(completed, fresh, claims, owner)
+        if unknown := [deletion_id for deletion_id in completed if deletion_id not in outcomes]:
+            outcomes.update(await repo.partition_outcomes(session, unknown))
         samples = {claim.deletion_id: claim for claim in claims.values()}
         events = [
             _failure_event(claims[update.id], update, owner)
@@ -82,6 +86,47 @@ async def apply_updates(
         # waits for: append last, after all other statements, all events in one statement.
         await append_events(session, events)
     return result
+
+
+def _written_outcomes(
+    completed: Mapping[str, tuple[DeletionStatus, Mapping[PartitionStatus, int]]],
+    fresh: Sequence[PartitionUpdate],
+    claims: Mapping[int, Claim],
+    owner: str,
+) -> dict[str, dict[str, list[Any]]]:
+    """The completion summaries (``repo.partition_outcomes``) of the completed deletions whose every
+    partition this transaction wrote, built from what was written instead of read back.
+
+    Such a row holds its claim's topic, partition, offset, attempts and fence (the write matched that
+    fence, and only a new claim changes them), ``owner`` as its lease owner and the update's status and
+    error code; its offsets are the update's unless the update has none (then the row keeps its older
+    ones, which are read back). All of a deletion's rows were written here when the rows written for it
+    are as many as its partitions counted after the write (under the deletion's lock)."""
+    written: dict[str, list[PartitionUpdate]] = defaultdict(list)
+    for update in fresh:
+        written[claims[update.id].deletion_id].append(update)
+    outcomes: dict[str, dict[str, list[Any]]] = {}
+    for deletion_id, (_, counts) in completed.items():
+        rows = written.get(deletion_id, [])
+        if len(rows) != sum(counts.values()) or any(
+            u.low_watermark is None or u.leader_log_start_offset is None for u in rows
+        ):
+            continue
+        rows.sort(key=lambda u: (claims[u.id].topic, claims[u.id].partition))
+        sent = [claims[u.id] for u in rows]
+        outcomes[deletion_id] = {
+            "topic": [c.topic for c in sent],
+            "partition": [c.partition for c in sent],
+            "resolved_offset": [c.resolved_offset for c in sent],
+            "status": [u.status.value for u in rows],
+            "low_watermark": [u.low_watermark for u in rows],
+            "leader_log_start_offset": [u.leader_log_start_offset for u in rows],
+            "error_code": [u.error_code for u in rows],
+            "attempts": [c.attempts for c in sent],
+            "fence": [u.fence for u in rows],
+            "worker": [owner] * len(rows),
+        }
+    return outcomes
 
 
 def _failure_event(claim: Claim, update: PartitionUpdate, owner: str) -> NewEvent:

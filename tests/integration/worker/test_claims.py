@@ -240,3 +240,32 @@ async def test_written_outcomes_read_back_exactly(sessionmaker: Maker, targets: 
         assert (row.error_code, row.error_message) == (update_.error_code, update_.error_message)
         assert row.next_attempt_at.astimezone(UTC) == update_.next_attempt_at
         assert row.lease_expires_at is None
+
+
+async def test_a_summary_held_in_memory_is_the_one_read_back(sessionmaker: Maker) -> None:
+    """Deletions whose every partition one write-back wrote are summarized from what was written (the
+    first); the others (offsets missing from an answer, the second) are read back: the same content."""
+    topics = ["b-x", "B", "a_b", "a-b", "é", "Z", "ab"]
+    whole = await insert_deletion(sessionmaker, [Target(t, p, 10 + p) for t in topics for p in (1, 0)])
+    kept = await insert_deletion(sessionmaker, [Target(t, 0, 3) for t in topics[:3]])
+    now = datetime.now(UTC)
+    claims = await claim(sessionmaker, "w1", now)
+    by_id = {c.id: c for c in claims}
+    updates = [
+        done(
+            c, PartitionStatus.FAILED if c.partition else PartitionStatus.SUCCEEDED, now, lw=c.resolved_offset
+        )._replace(leader_log_start_offset=None if c.deletion_id == kept and c.topic == "B" else 7)
+        for c in claims
+    ]
+    result = await apply_updates(sessionmaker, owner="w1", claims=by_id, updates=updates, now=now)
+    assert sorted(result.completed) == sorted([whole, kept])
+    summaries = {
+        e["deletion_id"]: e["details"] for e in await audit_events(sessionmaker, "deletion.completed")
+    }
+    async with write_transaction(sessionmaker) as session:
+        read_back = await repo.partition_outcomes(session, [whole, kept])
+    for deletion_id in (whole, kept):
+        assert summaries[deletion_id]["partitions"] == read_back[deletion_id]
+    assert read_back[whole]["topic"][::2] == sorted(topics)
+    assert set(read_back[whole]["worker"]) == {"w1"}
+    await assert_chain_ok(sessionmaker)

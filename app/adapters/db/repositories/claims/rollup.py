@@ -79,10 +79,14 @@ async def partition_outcomes(
     """Every partition's outcome per deletion, for the completion summaries (one query for all), column
     by column (``OUTCOME_COLUMNS``' keys), each in (topic, partition) order: the i-th entries of the
     lists are one partition. Columns keep a 10,000-partition summary cheap to encode and hash."""
+    postgresql = is_postgresql(session)
+    # Topics in code point order on both databases (SQLite's BINARY collation is), whatever the PostgreSQL
+    # database's collation: the order the worker sorts a summary it already holds in (app.worker.applying).
+    topic = PD.c.topic.collate("C") if postgresql else PD.c.topic
     stmt = (
         select(PD.c.deletion_id, *OUTCOME_COLUMNS)
-        .where(any_of(PD.c.deletion_id, deletion_ids, is_postgresql(session)))
-        .order_by(PD.c.deletion_id, PD.c.topic, PD.c.partition)
+        .where(any_of(PD.c.deletion_id, deletion_ids, postgresql))
+        .order_by(PD.c.deletion_id, topic, PD.c.partition)
     )
     rows = (await session.execute(stmt)).all()
     outcomes: dict[str, dict[str, list[Any]]] = {d: {key: [] for key in OUTCOME_KEYS} for d in deletion_ids}
