@@ -67,7 +67,9 @@ async def apply_updates(
         fresh = [u for u in updates if u.id in written]
         result.stale = len(updates) - len(fresh)
         result.applied.update(u.status for u in fresh)
-        completed = await _roll_up(session, sorted({claims[u.id].deletion_id for u in fresh}), before, now)
+        deletion_ids = sorted({claims[u.id].deletion_id for u in fresh})
+        known = _wholly_written_counts(fresh, claims, before)
+        completed = await _roll_up(session, deletion_ids, before, known, now)
         outcomes = _written_outcomes(completed, fresh, claims, owner)
         if unknown := [deletion_id for deletion_id in completed if deletion_id not in outcomes]:
             outcomes.update(await repo.partition_outcomes(session, unknown))
@@ -152,20 +154,42 @@ def _failure_event(claim: Claim, update: PartitionUpdate, owner: str) -> NewEven
     )
 
 
+def _wholly_written_counts(
+    fresh: Sequence[PartitionUpdate], claims: Mapping[int, Claim], locked: Mapping[str, repo.LockedDeletion]
+) -> dict[str, dict[PartitionStatus, int]]:
+    """Per-status counts of the deletions whose every partition row ``fresh`` wrote (as many distinct
+    rows written as the deletion has): known without counting its rows again."""
+    written: dict[str, Counter[PartitionStatus]] = defaultdict(Counter)
+    for update in fresh:
+        written[claims[update.id].deletion_id][update.status] += 1
+    return {
+        deletion_id: dict(counts)
+        for deletion_id, counts in written.items()
+        if counts.total() == locked[deletion_id].partition_count
+    }
+
+
 async def _roll_up(
-    session: AsyncSession, deletion_ids: Sequence[str], previous: Mapping[str, str], now: datetime
+    session: AsyncSession,
+    deletion_ids: Sequence[str],
+    previous: Mapping[str, repo.LockedDeletion],
+    known: Mapping[str, dict[PartitionStatus, int]],
+    now: datetime,
 ) -> dict[str, tuple[DeletionStatus, dict[PartitionStatus, int]]]:
-    """Recompute each deletion's status; those that just became terminal, with their counts."""
+    """Recompute each deletion's status (counting the rows of those not in ``known``); those that just
+    became terminal, with their counts."""
     completed: dict[str, tuple[DeletionStatus, dict[PartitionStatus, int]]] = {}
     moves: dict[DeletionStatus, list[str]] = defaultdict(list)
-    all_counts = await repo.status_counts(session, deletion_ids) if deletion_ids else {}
+    unknown = [deletion_id for deletion_id in deletion_ids if deletion_id not in known]
+    all_counts = {**(await repo.status_counts(session, unknown) if unknown else {}), **known}
     for deletion_id in deletion_ids:
         counts = all_counts[deletion_id]
         status = overall_status(Counter(counts).elements())
-        if status.value == previous[deletion_id]:
+        was = previous[deletion_id].status
+        if status.value == was:
             continue
         moves[status].append(deletion_id)
-        if status in TERMINAL_DELETION and DeletionStatus(previous[deletion_id]) not in TERMINAL_DELETION:
+        if status in TERMINAL_DELETION and DeletionStatus(was) not in TERMINAL_DELETION:
             completed[deletion_id] = (status, counts)
     # One statement per status reached: a batch of small deletions mostly reaches one.
     for status, moved in moves.items():

@@ -202,7 +202,7 @@ async def test_a_deletion_row_is_locked_before_the_roll_up(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets[:1])
     async with write_transaction(sessionmaker) as session:
-        assert await repo.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: "pending"}
+        assert await repo.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: ("pending", 1)}
         await session.execute(update(Deletion).where(Deletion.id == deletion_id).values(status="in_progress"))
     assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
 
@@ -266,6 +266,33 @@ async def test_a_summary_held_in_memory_is_the_one_read_back(sessionmaker: Maker
         read_back = await repo.partition_outcomes(session, [whole, kept])
     for deletion_id in (whole, kept):
         assert summaries[deletion_id]["partitions"] == read_back[deletion_id]
+    assert summaries[whole]["counts"] == {"failed": 7, "succeeded": 7}
+    assert summaries[kept]["counts"] == {"succeeded": 3}
     assert read_back[whole]["topic"][::2] == sorted(topics)
     assert set(read_back[whole]["worker"]) == {"w1"}
+    await assert_chain_ok(sessionmaker)
+
+
+async def test_a_stale_row_leaves_the_counts_to_the_database(
+    sessionmaker: Maker, targets: list[Target]
+) -> None:
+    """A batch holding every partition of a deletion, one of them lost to another claim: the roll-up
+    counts the rows, and the other worker's write completes the deletion."""
+    deletion_id = await insert_deletion(sessionmaker, targets)
+    now = datetime.now(UTC)
+    claims = await claim(sessionmaker, "w1", now, lease=1)
+    [taken] = await claim(sessionmaker, "w2", now + timedelta(seconds=2), limit=1)
+    by_id = {c.id: c for c in claims}
+    updates = [done(c, PartitionStatus.SUCCEEDED, now, lw=5) for c in claims]
+    result = await apply_updates(sessionmaker, owner="w1", claims=by_id, updates=updates, now=now)
+    assert (result.stale, result.completed) == (1, [])
+    assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
+    update_ = done(taken, PartitionStatus.FAILED, now)
+    result = await apply_updates(
+        sessionmaker, owner="w2", claims={taken.id: taken}, updates=[update_], now=now
+    )
+    assert result.completed == [deletion_id]
+    [summary] = await audit_events(sessionmaker, "deletion.completed")
+    assert summary["details"]["counts"] == {"failed": 1, "succeeded": 3}
+    assert sorted(summary["details"]["partitions"]["worker"]) == ["w1", "w1", "w1", "w2"]
     await assert_chain_ok(sessionmaker)

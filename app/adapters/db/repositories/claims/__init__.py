@@ -34,6 +34,7 @@ from app.adapters.db.repositories.claims.claiming import (
 )
 from app.adapters.db.repositories.claims.common import Claim, Lease, PartitionUpdate
 from app.adapters.db.repositories.claims.rollup import (
+    LockedDeletion,
     lock_deletions,
     mark_started,
     partition_outcomes,
@@ -45,6 +46,7 @@ from app.adapters.db.repositories.claims.writing import write_updates
 __all__ = [
     "Claim",
     "Lease",
+    "LockedDeletion",
     "PartitionUpdate",
     "claim_due",
     "lease_claims",

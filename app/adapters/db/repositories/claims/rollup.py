@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from itertools import groupby
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,19 +16,26 @@ from app.adapters.db.repositories.claims.common import DELETIONS, PD, any_of, is
 from app.domain.deletions import DeletionStatus, PartitionStatus
 
 
-async def lock_deletions(session: AsyncSession, deletion_ids: Sequence[str]) -> dict[str, str]:
-    """Lock the deletions (id order, so two workers never deadlock) and return their statuses.
+class LockedDeletion(NamedTuple):
+    status: str
+    partition_count: int  # how many partition rows it has
+
+
+async def lock_deletions(session: AsyncSession, deletion_ids: Sequence[str]) -> dict[str, LockedDeletion]:
+    """Lock the deletions (id order, so two workers never deadlock) and return their statuses and
+    partition counts.
 
     Rolling a deletion's status up from its partitions must see every other worker's committed writes:
     holding the deletion row serializes the roll-ups of one deletion (SQLite: BEGIN IMMEDIATE does)."""
     stmt = (
-        select(Deletion.id, Deletion.status)
+        select(Deletion.id, Deletion.status, Deletion.partition_count)
         .where(any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)))
         .order_by(Deletion.id)
     )
     if is_postgresql(session):
         stmt = stmt.with_for_update()
-    return {row.id: row.status for row in (await session.execute(stmt)).all()}
+    rows = (await session.execute(stmt)).all()
+    return {row.id: LockedDeletion(row.status, row.partition_count) for row in rows}
 
 
 async def status_counts(
