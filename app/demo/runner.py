@@ -117,7 +117,12 @@ async def serve(
         while not server.started and not serving.done() and not stop.is_set():  # noqa: ASYNC110
             await asyncio.sleep(0.05)
         if server.started and not stop.is_set():
-            await on_ready()
+            try:
+                await on_ready()
+            except Exception:
+                # Ctrl-C reached uvicorn while the demo was still setting up over HTTP: stopping wins.
+                if not (server.should_exit or stop.is_set()):
+                    raise
         stopper = asyncio.create_task(stop.wait())
         await asyncio.wait({serving, stopper}, return_when=asyncio.FIRST_COMPLETED)
         stopper.cancel()

@@ -190,7 +190,8 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.0])
+# 0.3 s: still importing or starting the emulator; 1.0 s: preparing; 2.0 s: around the first HTTP calls.
+@pytest.mark.parametrize("delay", [0.3, 1.0, 2.0])
 def test_ctrl_c_during_start_up_leaves_no_emulator_behind(tmp_path: Path, delay: float) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
     process = subprocess.Popen(
