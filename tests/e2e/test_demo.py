@@ -190,6 +190,10 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
+def default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 # 0.3 s: still importing or starting the emulator; 1.0 s: preparing; 2.0 s: around the first HTTP calls.
 @pytest.mark.parametrize("delay", [0.3, 1.0, 2.0])
 def test_ctrl_c_during_start_up_leaves_no_emulator_behind(tmp_path: Path, delay: float) -> None:
@@ -199,6 +203,9 @@ def test_ctrl_c_during_start_up_leaves_no_emulator_behind(tmp_path: Path, delay:
         cwd=tmp_path,
         env={**env, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,
+        # As from a terminal: a runner started in the background (``cmd &`` without job control) ignores
+        # SIGINT, and its children inherit that, so an early Ctrl-C would never arrive.
+        preexec_fn=default_sigint,
     )
     try:
         time.sleep(delay)
