@@ -27,7 +27,7 @@ from aiokafka.protocol.api import Request, RequestStruct
 from aiokafka.protocol.commit import OffsetFetchRequest_v1, OffsetFetchRequest_v2, OffsetFetchRequest_v3
 from aiokafka.protocol.types import Schema
 
-from app.adapters.kafka.wire import INT16, INT32, WireReader
+from app.adapters.kafka.wire import INT16, INT32, WireReader, uvarint
 
 OFFSET_FETCH_KEY = 9
 DESCRIBE_GROUPS_KEY = 15
@@ -251,28 +251,19 @@ class _Encoded:
         return value
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _compact_string(text: str) -> bytes:
     data = text.encode()
-    return _uvarint(len(data) + 1) + data
+    return uvarint(len(data) + 1) + data
 
 
 def offset_fetch_v8_body(groups: list[str], topics: list[tuple[str, list[int]]]) -> bytes:
     """Groups[{GroupId, Topics[{Name, PartitionIndexes}]}], RequireStable=false, no tagged fields."""
-    topic_bytes = _uvarint(len(topics) + 1) + b"".join(
-        _compact_string(name) + _uvarint(len(parts) + 1) + struct.pack(f">{len(parts)}i", *parts) + b"\x00"
+    topic_bytes = uvarint(len(topics) + 1) + b"".join(
+        _compact_string(name) + uvarint(len(parts) + 1) + struct.pack(f">{len(parts)}i", *parts) + b"\x00"
         for name, parts in topics
     )
     groups_bytes = b"".join(_compact_string(group) + topic_bytes + b"\x00" for group in groups)
-    return _uvarint(len(groups) + 1) + groups_bytes + b"\x00" + b"\x00"
+    return uvarint(len(groups) + 1) + groups_bytes + b"\x00" + b"\x00"
 
 
 class OffsetFetchRequestV8(RequestStruct):  # type: ignore[misc]

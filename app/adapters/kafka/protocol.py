@@ -39,6 +39,7 @@ from aiokafka.protocol.types import (
 )
 
 from app.adapters.kafka.responses import response_type
+from app.adapters.kafka.wire import INT16, INT32, uvarint
 from app.domain.ports import TopicPartition
 
 DELETE_RECORDS_KEY = 21
@@ -184,19 +185,6 @@ def build_struct(
     return _STRUCTS[version](topics, timeout_ms, {})
 
 
-_INT32 = struct.Struct(">i")
-_INT16 = struct.Struct(">h")
-
-
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def encode_body(
     version: int, topics: list[tuple[str, list[tuple[int, int]]]], timeout_ms: int, leader_only: bool
 ) -> bytes:
@@ -205,17 +193,17 @@ def encode_body(
     with an empty tagged-field section (one zero byte, the ``x`` pad of the partition format)."""
     flexible = version >= 2
     unit = "iqx" if flexible else "iq"
-    out = [_uvarint(len(topics) + 1) if flexible else _INT32.pack(len(topics))]
+    out = [uvarint(len(topics) + 1) if flexible else INT32.pack(len(topics))]
     for name, partitions in topics:
         encoded = name.encode()
         if flexible:
-            out += (_uvarint(len(encoded) + 1), encoded, _uvarint(len(partitions) + 1))
+            out += (uvarint(len(encoded) + 1), encoded, uvarint(len(partitions) + 1))
         else:
-            out += (_INT16.pack(len(encoded)), encoded, _INT32.pack(len(partitions)))
+            out += (INT16.pack(len(encoded)), encoded, INT32.pack(len(partitions)))
         out.append(struct.pack(f">{unit * len(partitions)}", *chain.from_iterable(partitions)))
         if flexible:
             out.append(b"\x00")
-    out.append(_INT32.pack(timeout_ms))
+    out.append(INT32.pack(timeout_ms))
     if version >= LEADER_ONLY_VERSION:
         out.append(b"\x01" if leader_only else b"\x00")
     if flexible:

@@ -14,6 +14,16 @@ INT16 = struct.Struct(">h")
 INT32 = struct.Struct(">i")
 
 
+def uvarint(value: int) -> bytes:
+    """``value`` as an unsigned varint (the lengths of flexible versions), for the hand-written encoders."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 class WireReader:
     __slots__ = ("buf", "pos")
 
