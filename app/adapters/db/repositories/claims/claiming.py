@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any, cast
 
-from sqlalchemy import bindparam, case, exists, func, literal, or_, select, update
+from sqlalchemy import bindparam, case, func, literal, or_, select, update
 from sqlalchemy import cast as cast_
 from sqlalchemy.dialects.postgresql import TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -25,7 +25,7 @@ from app.adapters.db.repositories.claims.common import (
     id_in,
     is_postgresql,
 )
-from app.domain.deletions import PartitionStatus
+from app.domain.deletions import DeletionStatus, PartitionStatus
 
 CLAIM_COLUMNS = (
     PD.c.id,
@@ -39,20 +39,33 @@ CLAIM_COLUMNS = (
     PD.c.deadline_at,
 )
 STATUSES = {status.value: status for status in PartitionStatus}
+ACTIVE_DELETION = (DeletionStatus.PENDING.value, DeletionStatus.IN_PROGRESS.value)
 # A deletion's cluster, leader_only, timeout_ms and request_id: what each of its claims carries.
 DeletionFacts = tuple[str, bool, int, str]
 
 
-def _due(now: datetime) -> list[ColumnElement[bool]]:
-    live_deletion = exists().where(
-        Deletion.id == PD.c.deletion_id, Deletion.status != PartitionStatus.CANCELLED.value
-    )
+def _due(now: datetime, active: ColumnElement[bool]) -> list[ColumnElement[bool]]:
     return [
+        active,
         PD.c.status.in_([status.value for status in CLAIMABLE]),
         PD.c.next_attempt_at <= now,
         or_(PD.c.lease_expires_at.is_(None), PD.c.lease_expires_at <= now),
-        live_deletion,
     ]
+
+
+async def _of_active_deletions(session: AsyncSession, postgresql: bool) -> ColumnElement[bool] | None:
+    """Partition rows of the deletions still active (None when there are none): partition rows have no
+    index on a column the write-back changes (so it can update them in place), so due rows are found
+    through their deletions, which are pending or in progress while any of their partitions is claimable
+    (the status is rolled up in every transaction that changes its partitions').
+
+    PostgreSQL: the active deletions are read first and named in the claim, so the planner sees how few
+    they are and reads their partitions through the ``(deletion_id, topic, partition)`` index."""
+    active = select(DELETIONS.c.id).where(DELETIONS.c.status.in_(ACTIVE_DELETION))
+    if not postgresql:
+        return PD.c.deletion_id.in_(active)
+    ids = (await session.execute(active)).scalars().all()
+    return any_of(PD.c.deletion_id, ids, postgresql) if ids else None
 
 
 async def claim_due(
@@ -61,7 +74,10 @@ async def claim_due(
     """Claim up to ``limit`` due rows for ``owner``, oldest ``next_attempt_at`` first: one UPDATE statement
     (PostgreSQL: its rows come from a ``FOR UPDATE SKIP LOCKED`` common table expression)."""
     postgresql = is_postgresql(session)
-    due_ids = select(PD.c.id).where(*_due(now)).order_by(PD.c.next_attempt_at, PD.c.id).limit(limit)
+    active = await _of_active_deletions(session, postgresql)
+    if active is None:
+        return []
+    due_ids = select(PD.c.id).where(*_due(now, active)).order_by(PD.c.next_attempt_at, PD.c.id).limit(limit)
     if postgresql:
         # Materialized, so the locking subquery runs exactly once; rows other claimers hold are skipped.
         locked = due_ids.with_for_update(skip_locked=True, of=PD).cte("due").prefix_with("MATERIALIZED")
