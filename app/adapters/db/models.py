@@ -10,7 +10,6 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
-    ForeignKey,
     Index,
     Integer,
     MetaData,
@@ -21,7 +20,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -91,8 +90,6 @@ class Deletion(Base):
     updated_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
 
-    partitions: Mapped[list[PartitionDeletion]] = relationship(back_populates="deletion", lazy="raise")
-
 
 class PartitionDeletion(Base):
     """One partition of a deletion: the durable task the executor claims, sends and confirms."""
@@ -107,7 +104,9 @@ class PartitionDeletion(Base):
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    deletion_id: Mapped[str] = mapped_column(ForeignKey("deletion.id", ondelete="CASCADE"))
+    # A deletion's id, with no foreign key: PostgreSQL would check it with a query per inserted row. The
+    # rows are written only with their deletion, in the statement or transaction that inserts it.
+    deletion_id: Mapped[str] = mapped_column(String(36))
     topic: Mapped[str] = mapped_column(String(249))
     partition: Mapped[int] = mapped_column(Integer)
     requested_offset: Mapped[int] = mapped_column(BigInteger)
@@ -128,8 +127,6 @@ class PartitionDeletion(Base):
     next_attempt_at: Mapped[datetime]
     deadline_at: Mapped[datetime | None]
     updated_at: Mapped[datetime]
-
-    deletion: Mapped[Deletion] = relationship(back_populates="partitions", lazy="raise")
 
 
 class AuditEvent(Base):

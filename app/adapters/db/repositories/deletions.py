@@ -9,7 +9,6 @@ from itertools import chain, repeat
 from typing import Any, NamedTuple, cast
 
 from sqlalchemy import (
-    BigInteger,
     Integer,
     String,
     Table,
@@ -28,6 +27,7 @@ from sqlalchemy.types import TypeDecorator
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories.claims.claiming import lease_claims, leased_claims
 from app.adapters.db.repositories.claims.common import Claim, Lease
+from app.adapters.db.repositories.claims.writing import integer_array, text_array
 from app.adapters.db.repositories.deletion_reads import status_counts
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition
@@ -79,14 +79,23 @@ TASKS = cast(Table, PartitionDeletion.__table__)
 INSERT_TASKS = insert(TASKS)
 # PostgreSQL: the deletions and all their partitions in one statement and one round trip, whatever their
 # number (10,000 partitions are six arrays; the deletions one array per column, ``d`` a deletion's
-# position in them, each task naming its deletion's). The foreign key is checked at the end of the
-# statement. A task starts pending, unclaimed, due now (the executor sets ``deadline_at`` when it first
-# claims it, so the timeout counts from the first send), except the first ``:claimed`` tasks of all,
-# inserted already claimed with a ``Lease`` (``app.worker.handoff``) and their deletion's deadline. Those
-# come back as five arrays: ids, deletion ids, topics, partitions and offsets (one row, the arrays in one
-# order; NULLs without a lease). They are sorted by id in Python: in SQL that is five sorts of up to
-# 10,000 rows, here one pass over rows that in practice come in id order. Every deletion column is
-# bound: one missing from the text fails at import.
+# position in them, each task naming its deletion's id from there). A task starts pending, unclaimed,
+# due now (the executor sets ``deadline_at`` when it first claims it, so the timeout counts from the
+# first send), except the first ``:claimed`` tasks of all, inserted already claimed with a ``Lease``
+# (``app.worker.handoff``) and their deletion's deadline. Those come back as five arrays: ids, deletion
+# ids, topics, partitions and offsets (one row, the arrays in one order; NULLs without a lease). They are
+# sorted by id in Python: in SQL that is five sorts of up to 10,000 rows, here one pass over rows that in
+# practice come in id order. Every deletion column is bound: one missing from the text fails at import.
+# The task columns are bound as array texts and cast in SQL: asyncpg would encode the six lists element by
+# element (``claims.writing`` does the same for the write-back).
+TASK_ARRAYS = (
+    "task_deletion",
+    "task_topics",
+    "task_partitions",
+    "task_requested",
+    "task_resolved",
+    "task_specs",
+)
 _POSTGRESQL_INSERT = text(
     """
     WITH d AS (
@@ -119,8 +128,10 @@ _POSTGRESQL_INSERT = text(
             d.created_at,
             CASE WHEN t.n <= :claimed THEN d.claimed_deadline END,
             d.created_at
-        FROM unnest(:task_deletion, :task_topics, :task_partitions, :task_requested, :task_resolved,
-                :task_specs)
+        FROM unnest(CAST(CAST(:task_deletion AS text) AS bigint[]),
+                CAST(CAST(:task_topics AS text) AS text[]), CAST(CAST(:task_partitions AS text) AS integer[]),
+                CAST(CAST(:task_requested AS text) AS bigint[]),
+                CAST(CAST(:task_resolved AS text) AS bigint[]), CAST(CAST(:task_specs AS text) AS text[]))
             WITH ORDINALITY AS t(d, topic, partition, requested_offset, resolved_offset, spec, n)
         JOIN d ON d.d = t.d
         ORDER BY t.n
@@ -143,12 +154,7 @@ _POSTGRESQL_INSERT = text(
     bindparam("claimed_fence", type_=Integer),
     bindparam("lease_owner", type_=TASKS.c.lease_owner.type),
     bindparam("lease_expires_at", type_=TASKS.c.lease_expires_at.type),
-    bindparam("task_deletion", type_=ARRAY(BigInteger)),
-    bindparam("task_topics", type_=ARRAY(String)),
-    bindparam("task_partitions", type_=ARRAY(Integer)),
-    bindparam("task_requested", type_=ARRAY(BigInteger)),
-    bindparam("task_resolved", type_=ARRAY(BigInteger)),
-    bindparam("task_specs", type_=ARRAY(Text)),
+    *(bindparam(name, type_=Text) for name in TASK_ARRAYS),
 )
 # A new deletion and its planned partitions.
 NewDeletion = tuple[Deletion, Sequence[PlannedPartition]]
@@ -220,12 +226,12 @@ def _postgresql_values(
         **claim,
         "claimed_deadline": list(deadlines),
         "pending": PartitionStatus.PENDING.value,
-        "task_deletion": [d for d, (_, partitions) in enumerate(new, 1) for _ in partitions],
-        "task_topics": [p.partition.topic for p in planned],
-        "task_partitions": [p.partition.partition for p in planned],
-        "task_requested": [p.requested_offset for p in planned],
-        "task_resolved": [p.resolved_offset for p in planned],
-        "task_specs": [_json_text(p.spec, texts) for p in planned],
+        "task_deletion": integer_array([d for d, (_, partitions) in enumerate(new, 1) for _ in partitions]),
+        "task_topics": text_array([p.partition.topic for p in planned]),
+        "task_partitions": integer_array([p.partition.partition for p in planned]),
+        "task_requested": integer_array([p.requested_offset for p in planned]),
+        "task_resolved": integer_array([p.resolved_offset for p in planned]),
+        "task_specs": text_array([_json_text(p.spec, texts) for p in planned]),
     }
 
 

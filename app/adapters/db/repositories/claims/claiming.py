@@ -97,8 +97,7 @@ async def claim_due(
         "updated_at": now,
     }
     if postgresql:
-        # In the same statement: a second UPDATE of rows this transaction already changed would run the
-        # foreign key check (KEY SHARE on the deletion) and could deadlock with a roll-up holding it.
+        # In the same statement: a second UPDATE would write every claimed row again.
         values["deadline_at"] = func.coalesce(PD.c.deadline_at, _deadline_sql(now))
     stmt = update(PD).where(target).values(**values).returning(*CLAIM_COLUMNS)
     rows = (await session.execute(stmt)).all()

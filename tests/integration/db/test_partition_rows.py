@@ -1,0 +1,105 @@
+"""Partition rows as the accept path inserts them and the executor's write-back updates them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.repositories import deletions as repo
+from app.adapters.db.repositories.claims import Lease, PartitionUpdate, write_updates
+from app.adapters.db.session import read_session, write_transaction
+from app.domain.deletions import PartitionStatus
+from app.domain.ports import TopicPartition
+
+# Group names are free text: these must reach the stored spec unchanged whatever array syntax carries them.
+AWKWARD_GROUPS = ['quote"d', "back\\slash", "{brace},comma", "NULL", "", "späť ✓", "tab\tand\nnewline"]
+
+
+def _deletion(partitions: int) -> Deletion:
+    now = datetime.now(UTC)
+    return Deletion(
+        id=str(uuid.uuid4()),
+        cluster="demo",
+        principal="User:alice",
+        principal_groups=[],
+        client_host="127.0.0.1",
+        request_id="r1",
+        reason="test",
+        leader_only=False,
+        timeout_ms=30_000,
+        status="pending",
+        partition_count=partitions,
+        topics=["orders", "orders.eu"],
+        idempotency_key=None,
+        request_hash=None,
+        created_at=now,
+        updated_at=now,
+        finished_at=None,
+    )
+
+
+def _planned() -> list[repo.PlannedPartition]:
+    by_group: dict[str, object] = {"committed_by": AWKWARD_GROUPS}
+    return [
+        repo.PlannedPartition(TopicPartition("orders", 0), 7, 7, {"offset": 7}),
+        repo.PlannedPartition(TopicPartition("orders", 1), -1, 12, {"offset": -1}),
+        repo.PlannedPartition(TopicPartition("orders.eu", 0), 3, 3, by_group),
+        repo.PlannedPartition(TopicPartition("orders.eu", 1), 4, 4, None),
+    ]
+
+
+async def _rows(sessionmaker: async_sessionmaker[AsyncSession], deletion_id: str) -> list[PartitionDeletion]:
+    async with read_session(sessionmaker) as session:
+        query = select(PartitionDeletion).where(PartitionDeletion.deletion_id == deletion_id)
+        return list((await session.execute(query.order_by(PartitionDeletion.id))).scalars())
+
+
+async def test_insert_keeps_every_value_and_claims_the_first_rows(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    deletion, planned = _deletion(4), _planned()
+    lease = Lease("worker-1", deletion.created_at + timedelta(seconds=30), limit=3)
+    async with write_transaction(sessionmaker) as session:
+        claims = await repo.create_deletions(session, [(deletion, planned)], lease=lease)
+
+    rows = await _rows(sessionmaker, deletion.id)
+    assert [(r.topic, r.partition, r.requested_offset, r.resolved_offset, r.spec) for r in rows] == [
+        (p.partition.topic, p.partition.partition, p.requested_offset, p.resolved_offset, p.spec)
+        for p in planned
+    ]
+    assert [(r.status, r.lease_owner, r.fence) for r in rows] == [("in_progress", "worker-1", 1)] * 3 + [
+        ("pending", None, 0)
+    ]
+    assert [(c.id, c.topic, c.partition, c.resolved_offset) for c in claims] == [
+        (r.id, r.topic, r.partition, r.resolved_offset) for r in rows[:3]
+    ]
+
+
+async def test_write_back_updates_rows_in_place(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    """The write-back changes no indexed column, so PostgreSQL updates every row on its own page (HOT)
+    instead of adding a new entry to each index: an index on status or next_attempt_at breaks this."""
+    deletion = _deletion(200)
+    planned = [repo.PlannedPartition(TopicPartition("orders", p), 5, 5, {"offset": 5}) for p in range(200)]
+    lease = Lease("worker-1", deletion.created_at + timedelta(seconds=30), limit=200)
+    async with write_transaction(sessionmaker) as session:
+        claims = await repo.create_deletions(session, [(deletion, planned)], lease=lease)
+    now = datetime.now(UTC)
+    updates = [
+        PartitionUpdate(c.id, c.fence, PartitionStatus.SUCCEEDED, 5, 5, None, None, now) for c in claims
+    ]
+    async with write_transaction(sessionmaker) as session:
+        written = await write_updates(session, updates, owner="worker-1", now=now)
+        if session.get_bind().dialect.name == "postgresql":
+            counts = await session.execute(
+                text(
+                    "SELECT pg_stat_get_xact_tuples_updated(oid), pg_stat_get_xact_tuples_hot_updated(oid) "
+                    "FROM pg_class WHERE relname = 'partition_deletion'"
+                )
+            )
+            assert tuple(counts.one()) == (200, 200)
+    assert written == {c.id for c in claims}
+    assert {r.status for r in await _rows(sessionmaker, deletion.id)} == {"succeeded"}
