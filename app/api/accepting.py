@@ -35,7 +35,7 @@ from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events
-from app.metrics import accept_transactions_total
+from app.metrics import accept_transactions_total, early_inserts_total
 from app.worker.executor import Executor
 from app.worker.handoff import handoff_to
 
@@ -53,8 +53,13 @@ class Accepted:
 
     @property
     def key(self) -> tuple[str, str] | None:
-        key = self.deletion.idempotency_key
-        return None if key is None else (self.deletion.principal, key)
+        return key_of(self.deletion)
+
+
+def key_of(deletion: Deletion) -> tuple[str, str] | None:
+    """The deletion's Idempotency-Key with its principal (keys are scoped to the caller)."""
+    key = deletion.idempotency_key
+    return None if key is None else (deletion.principal, key)
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,44 @@ class Stored:
 
 
 Waiting = tuple[Accepted, "asyncio.Future[Stored]"]
+# A deletion stored early (``AcceptBatcher.store_early``) has at least this many partitions: below it,
+# group commit with concurrent requests saves more than the overlap.
+EARLY_MIN_PARTITIONS = 1_000
+
+
+class Abandoned(Exception):
+    """The request of an early insert was refused (or is stored the usual way): roll the insert back."""
+
+
+class EarlyInsert:
+    """A deletion inserted in its own transaction while its request is still being checked; ``commit``
+    with its ``deletion.requested`` event once the checks passed, ``abandon`` otherwise."""
+
+    def __init__(self, task: asyncio.Task[Stored], event: asyncio.Future[NewEvent]) -> None:
+        self._task, self._event = task, event
+
+    async def commit(self, event: NewEvent) -> Stored | None:
+        """Append ``event`` and commit; None when the early insert failed (store the deletion the usual
+        way then: that also answers an Idempotency-Key taken meanwhile)."""
+        self._event.set_result(event)
+        try:
+            stored = await self._task
+        except Abandoned:  # its Idempotency-Key was stored meanwhile: the usual way answers the replay
+            early_inserts_total.labels(outcome="abandoned").inc()
+            return None
+        except Exception:
+            log.warning("storing a deletion early failed; storing it the usual way", exc_info=True)
+            early_inserts_total.labels(outcome="failed").inc()
+            return None
+        early_inserts_total.labels(outcome="committed").inc()
+        return stored
+
+    async def abandon(self) -> None:
+        """Roll the insert back (the request was refused, or its checks planned other partitions)."""
+        if not self._event.done():
+            self._event.set_exception(Abandoned())
+        await asyncio.gather(self._task, return_exceptions=True)
+        early_inserts_total.labels(outcome="abandoned").inc()
 
 
 class AcceptBatcher:
@@ -82,6 +125,7 @@ class AcceptBatcher:
         self._executor = executor
         self._max_partitions = max_partitions
         self._waiting: deque[Waiting] = deque()
+        self._early = sessionmaker.kw["bind"].dialect.name == "postgresql"
         self._task: asyncio.Task[None] | None = None
 
     async def store(self, accepted: Accepted) -> Stored:
@@ -91,6 +135,31 @@ class AcceptBatcher:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name="accept batcher")
         return await future
+
+    def store_early(self, deletion: Deletion, planned: Sequence[repo.PlannedPartition]) -> EarlyInsert | None:
+        """Start inserting ``deletion`` (with ``planned``, what its checks will plan if they pass) in a
+        transaction of its own, to overlap the insert with the checks' requests to the cluster. Only on
+        PostgreSQL (SQLite would hold its single write lock meanwhile) and for large deletions; None
+        otherwise. Until ``commit`` nothing is visible to anyone; the audit head is locked only then."""
+        if not self._early or len(planned) < EARLY_MIN_PARTITIONS:
+            return None
+        event: asyncio.Future[NewEvent] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._insert_early(deletion, planned, event), name="early insert")
+        return EarlyInsert(task, event)
+
+    async def _insert_early(
+        self, deletion: Deletion, planned: Sequence[repo.PlannedPartition], event: asyncio.Future[NewEvent]
+    ) -> Stored:
+        async with handoff_to(self._executor) as handoff, write_transaction(self._sessionmaker) as session:
+            key = key_of(deletion)
+            if key is not None and await repo.find_by_idempotency_keys(session, [key]):
+                raise Abandoned("Idempotency-Key already stored")
+            deletion.created_at = deletion.updated_at = datetime.now(UTC)
+            await handoff.create_deletions(session, [(deletion, planned)])
+            requested = dataclasses.replace(await event, occurred_at=deletion.created_at)
+            await append_events(session, [requested])
+        accept_transactions_total.inc()
+        return Stored(deletion, created=True)
 
     async def close(self) -> None:
         """Wait for the transaction under way (requests still waiting hold the server open anyway)."""

@@ -255,6 +255,20 @@ def guard_unconsumed(request: DeletionCreate, assessment: Assessment) -> list[Un
     return behind
 
 
+def predicted_partitions(request: DeletionCreate) -> list[PlannedPartition] | None:
+    """What ``plan_deletion`` returns for ``request`` if the cluster accepts it, known without asking the
+    cluster when every entry names a partition and a concrete offset (the offset is then the cut); None
+    otherwise. Lets a large deletion be written while it is still being checked (``app.api.accepting``)."""
+    _, stored = entry_specs(request.partitions)
+    planned = []
+    for entry, spec in zip(request.partitions, stored, strict=True):
+        partition, offset = entry.partition, entry.offset
+        if partition is None or offset is None or offset < 0:
+            return None
+        planned.append(PlannedPartition(TopicPartition(entry.topic, partition), offset, offset, spec))
+    return planned
+
+
 async def plan_deletion(
     services: Services, request: DeletionCreate
 ) -> tuple[list[PlannedPartition], list[UnconsumedGroup]]:

@@ -23,9 +23,9 @@ from sqlalchemy.exc import IntegrityError
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session
-from app.api.accepting import Accepted
+from app.api.accepting import EARLY_MIN_PARTITIONS, Accepted, EarlyInsert, Stored
 from app.api.deps import Services
-from app.api.planning import plan_deletion
+from app.api.planning import plan_deletion, predicted_partitions
 from app.api.schemas.deletions import DeletionCreate
 from app.audit import NewEvent, canonical_json
 from app.auth import Principal
@@ -117,57 +117,116 @@ async def submit_deletion(
     await services.authorization.check_delete_topics(
         principal, request.cluster, topics, request_id=request_id
     )
-    planned, overridden = await plan_deletion(services, request)
-    deletion = _new_deletion(request, planned, principal, request_id, key, fingerprint, timeout_ms)
-    event = NewEvent(
-        action="deletion.requested",
-        principal=principal.name,
-        client_host=principal.client_host,
-        request_id=request_id,
-        cluster=request.cluster,
-        deletion_id=deletion.id,
-        details=_requested_details(request, planned, timeout_ms, key, overridden),
-    )
+    fields = _Fields(request, principal, request_id, key, fingerprint, timeout_ms)
+    early = _insert_early(services, fields)
     try:
-        stored = await services.accepting.store(Accepted(deletion, planned, event))
-    except IntegrityError:
-        # A concurrent request with the same key won the unique constraint; answer with its deletion.
-        if (winner := await _existing(services, principal, key)) is None:
-            raise
-        return _replay(winner, fingerprint)
+        planned, overridden = await plan_deletion(services, request)
+    except BaseException:
+        if early is not None:
+            await early.insert.abandon()
+        raise
+    stored = await _commit_early(early, fields, planned, overridden)
+    if stored is None:
+        deletion = _new_deletion(fields, planned)
+        try:
+            stored = await services.accepting.store(
+                Accepted(deletion, planned, _requested_event(fields, deletion, planned, overridden))
+            )
+        except IntegrityError:
+            # A concurrent request with the same key won the unique constraint; answer with its deletion.
+            if (winner := await _existing(services, principal, key)) is None:
+                raise
+            return _replay(winner, fingerprint)
     if not stored.created:
         return _replay(stored.deletion, fingerprint)
     deletions_accepted_total.inc()
     partitions_accepted_total.inc(len(planned))
-    return Submission(deletion, replayed=False, planned=planned)
+    return Submission(stored.deletion, replayed=False, planned=planned)
 
 
-def _new_deletion(
-    request: DeletionCreate,
+@dataclass(frozen=True)
+class _Fields:
+    """What the stored deletion and its event take from the request and its caller."""
+
+    request: DeletionCreate
+    principal: Principal
+    request_id: str
+    key: str | None
+    fingerprint: str | None
+    timeout_ms: int
+
+
+@dataclass(frozen=True)
+class _Early:
+    deletion: Deletion
+    planned: list[repo.PlannedPartition]
+    insert: EarlyInsert
+
+
+def _insert_early(services: Services, fields: _Fields) -> _Early | None:
+    """A large deletion of concrete offsets is inserted while the cluster is asked about it (its
+    partitions are known from the request alone); committed only if the checks pass and plan the same."""
+    if len(fields.request.partitions) < EARLY_MIN_PARTITIONS:
+        return None
+    predicted = predicted_partitions(fields.request)
+    if predicted is None:
+        return None
+    deletion = _new_deletion(fields, predicted)
+    insert = services.accepting.store_early(deletion, predicted)
+    return None if insert is None else _Early(deletion, predicted, insert)
+
+
+async def _commit_early(
+    early: _Early | None,
+    fields: _Fields,
+    planned: list[repo.PlannedPartition],
+    overridden: Sequence[UnconsumedGroup],
+) -> Stored | None:
+    """The early insert committed with its event; None when there is none or it did not work out."""
+    if early is None:
+        return None
+    if early.planned != planned:
+        await early.insert.abandon()
+        return None
+    return await early.insert.commit(_requested_event(fields, early.deletion, planned, overridden))
+
+
+def _requested_event(
+    fields: _Fields,
+    deletion: Deletion,
     planned: Sequence[repo.PlannedPartition],
-    principal: Principal,
-    request_id: str,
-    key: str | None,
-    fingerprint: str | None,
-    timeout_ms: int,
-) -> Deletion:
+    overridden: Sequence[UnconsumedGroup],
+) -> NewEvent:
+    return NewEvent(
+        action="deletion.requested",
+        principal=fields.principal.name,
+        client_host=fields.principal.client_host,
+        request_id=fields.request_id,
+        cluster=fields.request.cluster,
+        deletion_id=deletion.id,
+        details=_requested_details(fields.request, planned, fields.timeout_ms, fields.key, overridden),
+    )
+
+
+def _new_deletion(fields: _Fields, planned: Sequence[repo.PlannedPartition]) -> Deletion:
     """The deletion row as stored; ``app.api.accepting`` sets its times when it stores it."""
     now = datetime.now(UTC)
+    request, principal = fields.request, fields.principal
     return Deletion(
         id=str(uuid.uuid4()),
         cluster=request.cluster,
         principal=principal.name,
         principal_groups=list(principal.groups),
         client_host=principal.client_host[:64],
-        request_id=request_id,
+        request_id=fields.request_id,
         reason=request.reason,
         leader_only=request.leader_only,
-        timeout_ms=timeout_ms,
+        timeout_ms=fields.timeout_ms,
         status=DeletionStatus.PENDING.value,
         partition_count=len(planned),
         topics=sorted({p.partition.topic for p in planned}),
-        idempotency_key=key,
-        request_hash=fingerprint,
+        idempotency_key=fields.key,
+        request_hash=fields.fingerprint,
         created_at=now,
         updated_at=now,
         finished_at=None,

@@ -1,0 +1,201 @@
+"""Large deletions of concrete offsets are inserted while the cluster is still asked about them
+(``AcceptBatcher.store_early``, PostgreSQL only): committed with their event when the checks pass,
+rolled back without a trace when they refuse the request. On SQLite the same requests are stored the
+usual way, with the same answers."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+from api_helpers import PROBLEM, assert_problem, deletion_body, wait_until
+from prometheus_client import REGISTRY
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.adapters.db.models import AuditEvent, Deletion, PartitionDeletion
+from app.adapters.db.repositories.deletions import PlannedPartition
+from app.adapters.db.session import read_session
+from app.api.accepting import EARLY_MIN_PARTITIONS, AcceptBatcher
+from app.audit import NewEvent, verify_chain
+from app.domain.ports import TopicPartition
+from app.main import create_app
+from app.settings import Settings
+
+Maker = async_sessionmaker[AsyncSession]
+TOPIC_PARTITIONS = EARLY_MIN_PARTITIONS + 10
+EARLY = "kafka_purge_early_inserts_total"
+
+
+def early_inserts(outcome: str) -> float:
+    return REGISTRY.get_sample_value(EARLY, {"outcome": outcome}) or 0.0
+
+
+def is_postgresql(sessionmaker: Maker) -> bool:
+    return bool(sessionmaker.kw["bind"].dialect.name == "postgresql")
+
+
+@pytest.fixture
+async def big(emulator: Any) -> str:
+    """An empty topic with more partitions than an early insert needs (offset 0 deletes nothing)."""
+    emulator.create_topic("big", partitions=TOPIC_PARTITIONS, replication_factor=3)
+    return "big"
+
+
+async def _counts(sessionmaker: Maker) -> tuple[int, int, int]:
+    async with read_session(sessionmaker) as session:
+        deletions = await session.scalar(select(func.count()).select_from(Deletion))
+        partitions = await session.scalar(select(func.count()).select_from(PartitionDeletion))
+        events = await session.scalar(
+            select(func.count()).select_from(AuditEvent).where(AuditEvent.action == "deletion.requested")
+        )
+    return deletions or 0, partitions or 0, events or 0
+
+
+async def test_large_deletion_is_stored_with_its_event_and_sent(
+    app_client: httpx.AsyncClient, alice: dict[str, str], big: str, sessionmaker: Maker
+) -> None:
+    body = deletion_body(*((big, p, 0) for p in range(EARLY_MIN_PARTITIONS)))
+    committed = early_inserts("committed")
+    response = await app_client.post("/v1/deletions", json=body, headers=alice)
+    assert response.status_code == 202, response.text
+    assert early_inserts("committed") - committed == is_postgresql(sessionmaker)
+    deletion_id = response.json()["id"]
+
+    async def finished() -> bool:
+        found = await app_client.get(f"/v1/deletions/{deletion_id}", headers=alice)
+        return found.json()["status"] == "succeeded"
+
+    await wait_until(finished, within=30)
+    assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
+    async with read_session(sessionmaker) as session:
+        event = (
+            await session.execute(select(AuditEvent).where(AuditEvent.action == "deletion.requested"))
+        ).scalar_one()
+        assert event.deletion_id == deletion_id
+        assert event.details["partitions"]["partition"] == list(range(EARLY_MIN_PARTITIONS))
+        assert (await verify_chain(session)).ok
+
+
+@pytest.mark.parametrize("refused", ["unknown partition", "duplicate"])
+async def test_refused_large_deletion_leaves_nothing(
+    app_client: httpx.AsyncClient, alice: dict[str, str], big: str, sessionmaker: Maker, refused: str
+) -> None:
+    entries = [(big, p, 0) for p in range(EARLY_MIN_PARTITIONS)]
+    if refused == "unknown partition":
+        entries[-1] = (big, TOPIC_PARTITIONS + 5, 0)  # refused only once the cluster answered
+    else:
+        entries[-1] = entries[0]
+    abandoned = early_inserts("abandoned")
+    response = await app_client.post("/v1/deletions", json=deletion_body(*entries), headers=alice)
+    assert_problem(response, 422)
+    assert await _counts(sessionmaker) == (0, 0, 0)
+    # A duplicate is refused before anything is inserted; an unknown partition only by the cluster.
+    expected = is_postgresql(sessionmaker) and refused == "unknown partition"
+    assert early_inserts("abandoned") - abandoned == expected
+
+
+async def test_large_replay_answers_with_the_first_deletion(
+    app_client: httpx.AsyncClient, alice: dict[str, str], big: str, sessionmaker: Maker
+) -> None:
+    body = deletion_body(*((big, p, 0) for p in range(EARLY_MIN_PARTITIONS)))
+    headers = {**alice, "Idempotency-Key": "big-1"}
+    first = await app_client.post("/v1/deletions", json=body, headers=headers)
+    again = await app_client.post("/v1/deletions", json=body, headers=headers)
+    assert (first.status_code, again.status_code) == (202, 202)
+    assert again.json()["id"] == first.json()["id"]
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
+
+
+async def test_no_large_deletion_without_its_audit_event(
+    settings: Settings,
+    emulator: Any,
+    big: str,
+    tamper: Callable[[str], Awaitable[None]],
+    sessionmaker: Maker,
+    alice_token_for: Callable[[httpx.AsyncClient], Awaitable[dict[str, str]]],
+) -> None:
+    """The early insert's append fails, so does storing it the usual way: a 500 and nothing stored."""
+    app = create_app(settings, run_executor=False)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            headers = await alice_token_for(client)
+            await tamper("DELETE FROM audit_head")
+            body = deletion_body(*((big, p, 0) for p in range(EARLY_MIN_PARTITIONS)))
+            response = await client.post("/v1/deletions", json=body, headers=headers)
+    assert response.status_code == 500
+    assert response.headers["content-type"] == PROBLEM
+    async with read_session(sessionmaker) as session:
+        assert await session.scalar(select(func.count()).select_from(Deletion)) == 0
+        assert await session.scalar(select(func.count()).select_from(PartitionDeletion)) == 0
+
+
+def _deletion(partitions: int) -> tuple[Deletion, list[PlannedPartition]]:
+    now = datetime.now(UTC)
+    deletion = Deletion(
+        id=str(uuid.uuid4()),
+        cluster="demo",
+        principal="User:alice",
+        principal_groups=[],
+        client_host="127.0.0.1",
+        request_id="r1",
+        reason="test",
+        leader_only=False,
+        timeout_ms=30_000,
+        status="pending",
+        partition_count=partitions,
+        topics=["big"],
+        idempotency_key=None,
+        request_hash=None,
+        created_at=now,
+        updated_at=now,
+        finished_at=None,
+    )
+    spec: dict[str, object] = {"offset": 0}
+    return deletion, [PlannedPartition(TopicPartition("big", p), 0, 0, spec) for p in range(partitions)]
+
+
+def _event(deletion: Deletion) -> NewEvent:
+    return NewEvent(
+        action="deletion.requested",
+        principal=deletion.principal,
+        client_host=deletion.client_host,
+        request_id=deletion.request_id,
+        cluster=deletion.cluster,
+        deletion_id=deletion.id,
+        details={"reason": deletion.reason},
+    )
+
+
+async def test_an_early_insert_is_invisible_until_committed(sessionmaker: Maker) -> None:
+    batcher = AcceptBatcher(sessionmaker, None, max_partitions=10_000)
+    assert batcher.store_early(*_deletion(EARLY_MIN_PARTITIONS - 1)) is None  # small: group commit
+    deletion, planned = _deletion(EARLY_MIN_PARTITIONS)
+    early = batcher.store_early(deletion, planned)
+    if not is_postgresql(sessionmaker):
+        assert early is None  # one writer at a time: never held while the cluster is asked
+        return
+    assert early is not None
+    await asyncio.sleep(0.3)  # the insert runs meanwhile; the transaction waits for the event
+    assert await _counts(sessionmaker) == (0, 0, 0)
+
+    stored = await early.commit(_event(deletion))
+    assert stored is not None
+    assert stored.created
+    assert stored.deletion is deletion
+    assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
+
+    other, other_planned = _deletion(EARLY_MIN_PARTITIONS)
+    abandoned = batcher.store_early(other, other_planned)
+    assert abandoned is not None
+    await abandoned.abandon()
+    assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
+    async with read_session(sessionmaker) as session:
+        assert (await verify_chain(session)).ok
