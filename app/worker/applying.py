@@ -62,8 +62,9 @@ async def apply_updates(
 ) -> ApplyResult:
     result = ApplyResult()
     async with write_transaction(sessionmaker) as session:
-        before = await repo.lock_deletions(session, sorted({claims[u.id].deletion_id for u in updates}))
-        written = await repo.write_updates(session, updates, owner=owner, now=now)
+        deletions = sorted({claims[u.id].deletion_id for u in updates})
+        before = await repo.lock_deletions(session, deletions)
+        written = await repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
         fresh = [u for u in updates if u.id in written]
         result.stale = len(updates) - len(fresh)
         result.applied.update(u.status for u in fresh)

@@ -8,10 +8,12 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.adapters.db.migrate import upgrade
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.claims import Lease, PartitionUpdate, write_updates
-from app.adapters.db.session import read_session, write_transaction
+from app.adapters.db.repositories.claims.writing import POSTGRESQL_UPDATE, postgresql_update_params
+from app.adapters.db.session import create_engine, make_sessionmaker, read_session, write_transaction
 from app.domain.deletions import PartitionStatus
 from app.domain.ports import TopicPartition
 
@@ -92,7 +94,7 @@ async def test_write_back_updates_rows_in_place(sessionmaker: async_sessionmaker
         PartitionUpdate(c.id, c.fence, PartitionStatus.SUCCEEDED, 5, 5, None, None, now) for c in claims
     ]
     async with write_transaction(sessionmaker) as session:
-        written = await write_updates(session, updates, owner="worker-1", now=now)
+        written = await write_updates(session, updates, deletions=[deletion.id], owner="worker-1", now=now)
         if session.get_bind().dialect.name == "postgresql":
             counts = await session.execute(
                 text(
@@ -103,3 +105,39 @@ async def test_write_back_updates_rows_in_place(sessionmaker: async_sessionmaker
             assert tuple(counts.one()) == (200, 200)
     assert written == {c.id for c in claims}
     assert {r.status for r in await _rows(sessionmaker, deletion.id)} == {"succeeded"}
+
+
+async def test_write_back_reads_only_its_deletions_rows(postgresql_url: str) -> None:
+    """With 300,000 older rows beside a 5,000-row batch, the write-back must find its rows through the
+    deletion's index: matched on ids alone, PostgreSQL scans the whole table (growing with history)."""
+    await upgrade(postgresql_url)
+    engine = create_engine(postgresql_url)
+    try:
+        sessionmaker = make_sessionmaker(engine)
+        deletion = _deletion(5_000)
+        planned = [repo.PlannedPartition(TopicPartition("orders", p), 5, 5, None) for p in range(5_000)]
+        lease = Lease("worker-1", deletion.created_at + timedelta(seconds=30), limit=5_000)
+        async with write_transaction(sessionmaker) as session:
+            claims = await repo.create_deletions(session, [(deletion, planned)], lease=lease)
+            await session.execute(text(HISTORY))
+            await session.execute(text("ANALYZE partition_deletion"))
+        now = datetime.now(UTC)
+        updates = [
+            PartitionUpdate(c.id, c.fence, PartitionStatus.SUCCEEDED, 5, 5, None, None, now) for c in claims
+        ]
+        params = postgresql_update_params(updates, deletions=[deletion.id], owner="worker-1", now=now)
+        async with read_session(sessionmaker) as session:
+            plan = (await session.execute(text("EXPLAIN " + POSTGRESQL_UPDATE.text), params)).scalars().all()
+        assert not [line for line in plan if "Seq Scan on partition_deletion" in line], plan
+    finally:
+        await engine.dispose()
+
+
+# 60 finished deletions of 5,000 partitions each, written by other workers.
+HISTORY = """
+    INSERT INTO partition_deletion (deletion_id, topic, partition, requested_offset, resolved_offset,
+        status, attempts, fence, lease_owner, next_attempt_at, updated_at)
+    SELECT 'old-' || (g / 5000), 'orders', g % 5000, 5, 5, 'succeeded', 1, 1, 'worker-' || (g % 3),
+        now(), now()
+    FROM generate_series(0, 299999) AS g
+"""

@@ -227,7 +227,7 @@ async def test_written_outcomes_read_back_exactly(sessionmaker: Maker, targets: 
         for i, c in enumerate(claims)
     ]
     async with write_transaction(sessionmaker) as session:
-        written = await repo.write_updates(session, updates, owner="w1", now=now)
+        written = await repo.write_updates(session, updates, deletions=[deletion_id], owner="w1", now=now)
     assert written == {c.id for c in claims}
     rows = {row.id: row for row in await partitions_of(sessionmaker, deletion_id)}
     for update_ in updates:

@@ -7,6 +7,10 @@ element by element, with two abstract-class checks per element, 16 ms of CPU for
 10,000-row batch; the texts take 4 ms to build and bind. Next attempt times travel as microseconds
 since the epoch.
 
+The rows are also named by their deletions, so that the planner reads just those deletions' rows through
+the ``(deletion_id, topic, partition)`` index: matched on ids alone, it hashes a scan of the whole table
+once the table holds a few times more rows than the batch (80 ms at 600,000 rows, growing with history).
+
 SQLite (one writer at a time under BEGIN IMMEDIATE): read the fences still held, then one executemany.
 """
 
@@ -23,7 +27,7 @@ from app.adapters.db.repositories.claims.common import PD, PartitionUpdate, chun
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
-_POSTGRESQL_UPDATE = text(
+POSTGRESQL_UPDATE = text(
     """
     UPDATE partition_deletion AS pd SET
         status = v.status,
@@ -41,6 +45,7 @@ _POSTGRESQL_UPDATE = text(
             CAST(CAST(:messages AS text) AS text[]), CAST(CAST(:nexts AS text) AS bigint[])
         ) AS v(id, fence, status, low_watermark, llso, error_code, error_message, next_us)
     WHERE pd.id = v.id AND pd.fence = v.fence
+        AND pd.deletion_id = ANY(CAST(CAST(:deletions AS text) AS text[]))
         AND pd.lease_owner = :owner AND pd.lease_expires_at IS NOT NULL
     RETURNING pd.id
     """
@@ -66,13 +71,19 @@ def text_array(values: Sequence[str | None]) -> str:
 
 
 async def write_updates(
-    session: AsyncSession, updates: Sequence[PartitionUpdate], *, owner: str, now: datetime
+    session: AsyncSession,
+    updates: Sequence[PartitionUpdate],
+    *,
+    deletions: Sequence[str],
+    owner: str,
+    now: datetime,
 ) -> set[int]:
-    """Apply ``updates`` whose row ``owner`` still holds with the same fence; the ids written."""
+    """Apply ``updates`` (rows of ``deletions``) whose row ``owner`` still holds with the same fence; the
+    ids written."""
     if not updates:
         return set()
     if is_postgresql(session):
-        return await _write_postgresql(session, updates, owner=owner, now=now)
+        return await _write_postgresql(session, updates, deletions=deletions, owner=owner, now=now)
     fences = await _held_fences(session, owner=owner, ids=[u.id for u in updates])
     fresh = [u for u in updates if fences.get(u.id) == u.fence]
     await _write_many(session, fresh, now=now)
@@ -80,13 +91,27 @@ async def write_updates(
 
 
 async def _write_postgresql(
-    session: AsyncSession, updates: Sequence[PartitionUpdate], *, owner: str, now: datetime
+    session: AsyncSession,
+    updates: Sequence[PartitionUpdate],
+    *,
+    deletions: Sequence[str],
+    owner: str,
+    now: datetime,
 ) -> set[int]:
+    params = postgresql_update_params(updates, deletions=deletions, owner=owner, now=now)
+    return set((await session.execute(POSTGRESQL_UPDATE, params)).scalars().all())
+
+
+def postgresql_update_params(
+    updates: Sequence[PartitionUpdate], *, deletions: Sequence[str], owner: str, now: datetime
+) -> dict[str, object]:
+    """The parameters of ``POSTGRESQL_UPDATE`` for ``updates``."""
     # PartitionUpdate is a named tuple: one transposition gives each column.
     ids, fences, statuses, lws, llsos, codes, messages, nexts = zip(*updates, strict=True)
-    params = {
+    return {
         "now": now,
         "owner": owner,
+        "deletions": text_array(deletions),
         "ids": integer_array(ids),
         "fences": integer_array(fences),
         "statuses": text_array(statuses),  # PartitionStatus is a StrEnum: its members are the texts
@@ -96,7 +121,6 @@ async def _write_postgresql(
         "messages": text_array(messages),
         "nexts": integer_array([(moment - EPOCH) // MICROSECOND for moment in nexts]),
     }
-    return set((await session.execute(_POSTGRESQL_UPDATE, params)).scalars().all())
 
 
 async def _held_fences(session: AsyncSession, *, owner: str, ids: Sequence[int]) -> dict[int, int]:
