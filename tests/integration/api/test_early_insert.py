@@ -6,14 +6,13 @@ usual way, with the same answers."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 from api_helpers import PROBLEM, assert_problem, deletion_body, wait_until
+from deletion_rows import new_deletion, offsets
 from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -23,7 +22,6 @@ from app.adapters.db.repositories.deletions import PlannedPartition
 from app.adapters.db.session import read_session
 from app.api.accepting import EARLY_MIN_PARTITIONS, AcceptBatcher
 from app.audit import NewEvent, verify_chain
-from app.domain.ports import TopicPartition
 from app.main import create_app
 from app.settings import Settings
 
@@ -138,28 +136,8 @@ async def test_no_large_deletion_without_its_audit_event(
 
 
 def _deletion(partitions: int) -> tuple[Deletion, list[PlannedPartition]]:
-    now = datetime.now(UTC)
-    deletion = Deletion(
-        id=str(uuid.uuid4()),
-        cluster="demo",
-        principal="User:alice",
-        principal_groups=[],
-        client_host="127.0.0.1",
-        request_id="r1",
-        reason="test",
-        leader_only=False,
-        timeout_ms=30_000,
-        status="pending",
-        partition_count=partitions,
-        topics=["big"],
-        idempotency_key=None,
-        request_hash=None,
-        created_at=now,
-        updated_at=now,
-        finished_at=None,
-    )
-    spec: dict[str, object] = {"offset": 0}
-    return deletion, [PlannedPartition(TopicPartition("big", p), 0, 0, spec) for p in range(partitions)]
+    planned = offsets("big", partitions, 0)
+    return new_deletion(planned), planned
 
 
 def _event(deletion: Deletion) -> NewEvent:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 
+from deletion_rows import new_deletion, offsets
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.migrate import upgrade
-from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.models import PartitionDeletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.claims import Lease, PartitionUpdate, write_updates
 from app.adapters.db.repositories.claims.writing import POSTGRESQL_UPDATE, postgresql_update_params
@@ -19,29 +19,6 @@ from app.domain.ports import TopicPartition
 
 # Group names are free text: these must reach the stored spec unchanged whatever array syntax carries them.
 AWKWARD_GROUPS = ['quote"d', "back\\slash", "{brace},comma", "NULL", "", "späť ✓", "tab\tand\nnewline"]
-
-
-def _deletion(partitions: int) -> Deletion:
-    now = datetime.now(UTC)
-    return Deletion(
-        id=str(uuid.uuid4()),
-        cluster="demo",
-        principal="User:alice",
-        principal_groups=[],
-        client_host="127.0.0.1",
-        request_id="r1",
-        reason="test",
-        leader_only=False,
-        timeout_ms=30_000,
-        status="pending",
-        partition_count=partitions,
-        topics=["orders", "orders.eu"],
-        idempotency_key=None,
-        request_hash=None,
-        created_at=now,
-        updated_at=now,
-        finished_at=None,
-    )
 
 
 def _planned() -> list[repo.PlannedPartition]:
@@ -63,7 +40,8 @@ async def _rows(sessionmaker: async_sessionmaker[AsyncSession], deletion_id: str
 async def test_insert_keeps_every_value_and_claims_the_first_rows(
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
-    deletion, planned = _deletion(4), _planned()
+    planned = _planned()
+    deletion = new_deletion(planned)
     lease = Lease("worker-1", deletion.created_at + timedelta(seconds=30), limit=3)
     async with write_transaction(sessionmaker) as session:
         claims = await repo.create_deletions(session, [(deletion, planned)], lease=lease)
@@ -84,8 +62,8 @@ async def test_insert_keeps_every_value_and_claims_the_first_rows(
 async def test_write_back_updates_rows_in_place(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     """The write-back changes no indexed column, so PostgreSQL updates every row on its own page (HOT)
     instead of adding a new entry to each index: an index on status or next_attempt_at breaks this."""
-    deletion = _deletion(200)
-    planned = [repo.PlannedPartition(TopicPartition("orders", p), 5, 5, {"offset": 5}) for p in range(200)]
+    planned = offsets("orders", 200, 5)
+    deletion = new_deletion(planned)
     lease = Lease("worker-1", deletion.created_at + timedelta(seconds=30), limit=200)
     async with write_transaction(sessionmaker) as session:
         claims = await repo.create_deletions(session, [(deletion, planned)], lease=lease)
@@ -114,8 +92,8 @@ async def test_write_back_reads_only_its_deletions_rows(postgresql_url: str) -> 
     engine = create_engine(postgresql_url)
     try:
         sessionmaker = make_sessionmaker(engine)
-        deletion = _deletion(5_000)
-        planned = [repo.PlannedPartition(TopicPartition("orders", p), 5, 5, None) for p in range(5_000)]
+        planned = offsets("orders", 5_000, 5)
+        deletion = new_deletion(planned)
         lease = Lease("worker-1", deletion.created_at + timedelta(seconds=30), limit=5_000)
         async with write_transaction(sessionmaker) as session:
             claims = await repo.create_deletions(session, [(deletion, planned)], lease=lease)
