@@ -7,22 +7,21 @@ it."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 from api_helpers import assert_problem, deletion_body, wait_until
+from deletion_rows import new_deletion
 from kafka_records import produce
 from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.adapters.db.models import AuditEvent, Deletion
+from app.adapters.db.models import AuditEvent
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.adapters.db.session import read_session
 from app.api.accepting import AcceptBatcher, Accepted
@@ -138,27 +137,10 @@ async def test_an_idempotency_conflict_does_not_fail_its_neighbours(
 
 
 def accepted(topic: str, partition: int, deletion_id: str | None = None, key: str | None = None) -> Accepted:
-    now = datetime.now(UTC)
-    deletion = Deletion(
-        id=deletion_id or str(uuid.uuid4()),
-        cluster="demo",
-        principal="User:alice",
-        principal_groups=[],
-        client_host="127.0.0.1",
-        request_id=uuid.uuid4().hex,
-        reason="test",
-        leader_only=False,
-        timeout_ms=10_000,
-        status="pending",
-        partition_count=1,
-        topics=[topic],
-        idempotency_key=key,
-        request_hash=None,
-        created_at=now,
-        updated_at=now,
-        finished_at=None,
-    )
     planned = [PlannedPartition(TopicPartition(topic, partition), 1, 1)]
+    deletion = new_deletion(planned, timeout_ms=10_000, idempotency_key=key)
+    if deletion_id is not None:
+        deletion.id = deletion_id
     details = {"partition": partition}
     event = NewEvent("deletion.requested", "User:alice", None, None, "demo", deletion.id, details)
     return Accepted(deletion, planned, event)

@@ -7,12 +7,12 @@ pending."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from deletion_rows import new_deletion as unsaved_deletion
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from worker_helpers import (
@@ -56,28 +56,8 @@ def idle_settings(settings: Settings) -> Settings:
 
 
 def new_deletion(timeout_ms: int = 10_000) -> tuple[Deletion, list[PlannedPartition]]:
-    now = datetime.now(UTC)
-    deletion = Deletion(
-        id=str(uuid.uuid4()),
-        cluster="demo",
-        principal="User:alice",
-        principal_groups=[],
-        client_host="127.0.0.1",
-        request_id=uuid.uuid4().hex,
-        reason="test",
-        leader_only=False,
-        timeout_ms=timeout_ms,
-        status="pending",
-        partition_count=len(CUTS),
-        topics=["orders"],
-        idempotency_key=None,
-        request_hash=None,
-        created_at=now,
-        updated_at=now,
-        finished_at=None,
-    )
     planned = [PlannedPartition(TopicPartition("orders", p), o, o) for p, o in CUTS.items()]
-    return deletion, planned
+    return unsaved_deletion(planned, timeout_ms=timeout_ms), planned
 
 
 async def store(
