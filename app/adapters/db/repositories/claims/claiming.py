@@ -227,10 +227,17 @@ async def renew_leases(
     held = 0
     lease_until = now + timedelta(seconds=lease_seconds)
     postgresql = is_postgresql(session)
+    # Named by their deletions too: on ids alone PostgreSQL may scan the whole table for a large batch.
+    of_deletions = any_of(PD.c.deletion_id, {claim.deletion_id for claim in claims}, postgresql)
     for chunk in chunks([claim.id for claim in claims]):
         result = await session.execute(
             update(PD)
-            .where(id_in(chunk, postgresql), PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None))
+            .where(
+                id_in(chunk, postgresql),
+                of_deletions,
+                PD.c.lease_owner == owner,
+                PD.c.lease_expires_at.is_not(None),
+            )
             .values(lease_expires_at=lease_until)
         )
         held += cast(int, getattr(result, "rowcount", 0))
@@ -238,10 +245,14 @@ async def renew_leases(
 
 
 async def release_leases(session: AsyncSession, *, owner: str, now: datetime) -> int:
-    """Give back every lease ``owner`` holds, due at once (graceful stop); fences stay as they are."""
+    """Give back every lease ``owner`` holds, due at once (graceful stop); fences stay as they are. Leased
+    rows are rows of active deletions (a write-back gives the lease back)."""
+    active = await _of_active_deletions(session, is_postgresql(session))
+    if active is None:
+        return 0
     result = await session.execute(
         update(PD)
-        .where(PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None))
+        .where(active, PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None))
         .values(lease_expires_at=None, next_attempt_at=now, updated_at=now)
     )
     return cast(int, getattr(result, "rowcount", 0))
