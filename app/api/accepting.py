@@ -84,7 +84,14 @@ class EarlyInsert:
     """A deletion inserted in its own transaction while its request is still being checked; ``commit``
     with its ``deletion.requested`` event once the checks passed, ``abandon`` otherwise."""
 
-    def __init__(self, task: asyncio.Task[Stored], event: asyncio.Future[NewEvent]) -> None:
+    def __init__(
+        self,
+        deletion: Deletion,
+        planned: Sequence[repo.PlannedPartition],
+        task: asyncio.Task[Stored],
+        event: asyncio.Future[NewEvent],
+    ) -> None:
+        self.deletion, self.planned = deletion, planned
         self._task, self._event = task, event
 
     async def commit(self, event: NewEvent) -> Stored | None:
@@ -141,11 +148,15 @@ class AcceptBatcher:
         transaction of its own, to overlap the insert with the checks' requests to the cluster. Only on
         PostgreSQL (SQLite would hold its single write lock meanwhile) and for large deletions; None
         otherwise. Until ``commit`` nothing is visible to anyone; the audit head is locked only then."""
-        if not self._early or len(planned) < EARLY_MIN_PARTITIONS:
+        if not self.stores_early(len(planned)):
             return None
         event: asyncio.Future[NewEvent] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(self._insert_early(deletion, planned, event), name="early insert")
-        return EarlyInsert(task, event)
+        return EarlyInsert(deletion, planned, task, event)
+
+    def stores_early(self, partitions: int) -> bool:
+        """Whether ``store_early`` takes a deletion of that many partitions."""
+        return self._early and partitions >= EARLY_MIN_PARTITIONS
 
     async def _insert_early(
         self, deletion: Deletion, planned: Sequence[repo.PlannedPartition], event: asyncio.Future[NewEvent]

@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session
-from app.api.accepting import EARLY_MIN_PARTITIONS, Accepted, EarlyInsert, Stored
+from app.api.accepting import Accepted, EarlyInsert, Stored
 from app.api.deps import Services
 from app.api.planning import plan_deletion, predicted_partitions
 from app.api.schemas.deletions import DeletionCreate
@@ -123,7 +123,7 @@ async def submit_deletion(
         planned, overridden = await plan_deletion(services, request)
     except BaseException:
         if early is not None:
-            await early.insert.abandon()
+            await early.abandon()
         raise
     stored = await _commit_early(early, fields, planned, overridden)
     if stored is None:
@@ -156,28 +156,19 @@ class _Fields:
     timeout_ms: int
 
 
-@dataclass(frozen=True)
-class _Early:
-    deletion: Deletion
-    planned: list[repo.PlannedPartition]
-    insert: EarlyInsert
-
-
-def _insert_early(services: Services, fields: _Fields) -> _Early | None:
+def _insert_early(services: Services, fields: _Fields) -> EarlyInsert | None:
     """A large deletion of concrete offsets is inserted while the cluster is asked about it (its
     partitions are known from the request alone); committed only if the checks pass and plan the same."""
-    if len(fields.request.partitions) < EARLY_MIN_PARTITIONS:
+    if not services.accepting.stores_early(len(fields.request.partitions)):
         return None
     predicted = predicted_partitions(fields.request)
     if predicted is None:
         return None
-    deletion = _new_deletion(fields, predicted)
-    insert = services.accepting.store_early(deletion, predicted)
-    return None if insert is None else _Early(deletion, predicted, insert)
+    return services.accepting.store_early(_new_deletion(fields, predicted), predicted)
 
 
 async def _commit_early(
-    early: _Early | None,
+    early: EarlyInsert | None,
     fields: _Fields,
     planned: list[repo.PlannedPartition],
     overridden: Sequence[UnconsumedGroup],
@@ -186,9 +177,9 @@ async def _commit_early(
     if early is None:
         return None
     if early.planned != planned:
-        await early.insert.abandon()
+        await early.abandon()
         return None
-    return await early.insert.commit(_requested_event(fields, early.deletion, planned, overridden))
+    return await early.commit(_requested_event(fields, early.deletion, planned, overridden))
 
 
 def _requested_event(

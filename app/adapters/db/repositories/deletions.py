@@ -26,8 +26,7 @@ from sqlalchemy.types import TypeDecorator
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories.claims.claiming import lease_claims, leased_claims
-from app.adapters.db.repositories.claims.common import Claim, Lease
-from app.adapters.db.repositories.claims.writing import integer_array, text_array
+from app.adapters.db.repositories.claims.common import Claim, Lease, integer_array, text_array
 from app.adapters.db.repositories.deletion_reads import status_counts
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.domain.ports import TopicPartition

@@ -97,3 +97,21 @@ def any_of(column: ColumnElement[str], values: Iterable[str], postgresql: bool) 
     if postgresql:
         return column == any_(bindparam(f"{column.key}_values", ordered, type_=ARRAY(String)))
     return column.in_(ordered)
+
+
+def integer_array(values: Sequence[int | None]) -> str:
+    """``values`` as a PostgreSQL array literal (None is NULL)."""
+    if None not in values:
+        return "{" + ",".join(map(str, values)) + "}"
+    return "{" + ",".join(["NULL" if value is None else str(value) for value in values]) + "}"
+
+
+def text_array(values: Sequence[str | None]) -> str:
+    """``values`` as a PostgreSQL array literal: each text quoted, backslash and quote escaped (the only
+    characters special inside quotes); None is NULL."""
+    quoted = {
+        value: '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        for value in set(values)
+        if value is not None
+    }
+    return "{" + ",".join(["NULL" if value is None else quoted[value] for value in values]) + "}"

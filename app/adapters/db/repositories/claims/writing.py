@@ -23,7 +23,15 @@ from sqlalchemy import BigInteger, bindparam, func, select, text, update
 from sqlalchemy.dialects.postgresql import TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.adapters.db.repositories.claims.common import PD, PartitionUpdate, chunks, id_in, is_postgresql
+from app.adapters.db.repositories.claims.common import (
+    PD,
+    PartitionUpdate,
+    chunks,
+    id_in,
+    integer_array,
+    is_postgresql,
+    text_array,
+)
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
@@ -53,24 +61,6 @@ POSTGRESQL_UPDATE = text(
     SELECT array_agg(id) FROM written
     """
 ).bindparams(bindparam("now", type_=TIMESTAMP(timezone=True)))
-
-
-def integer_array(values: Sequence[int | None]) -> str:
-    """``values`` as a PostgreSQL array literal (None is NULL)."""
-    if None not in values:
-        return "{" + ",".join(map(str, values)) + "}"
-    return "{" + ",".join(["NULL" if value is None else str(value) for value in values]) + "}"
-
-
-def text_array(values: Sequence[str | None]) -> str:
-    """``values`` as a PostgreSQL array literal: each text quoted, backslash and quote escaped (the only
-    characters special inside quotes); None is NULL."""
-    quoted = {
-        value: '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        for value in set(values)
-        if value is not None
-    }
-    return "{" + ",".join(["NULL" if value is None else quoted[value] for value in values]) + "}"
 
 
 async def write_updates(
