@@ -4,22 +4,23 @@ Appends are serialized on the single ``audit_head`` row, which names the newest 
 The head stays locked from the statement that moves it to the commit of the caller's transaction, which
 writes the audit events together with the state change they describe.
 
-On PostgreSQL an append, of one event or several, is one statement (:data:`APPEND_SQL`): it locks the
-head row (``SELECT ... FOR UPDATE``), computes each event's hash in SQL from the previous one, inserts the
-events and moves the head. Under READ COMMITTED a locker that had to wait reads the row version its
-predecessor committed (the UPDATE that moves the head then applies to that same locked version), so two
-appenders never chain to the same previous hash and a rolled-back append leaves no gap. Python renders
-each event's canonical JSON without its id as pieces (:func:`hash_pieces`) and SQL hashes
-``prev_hash || lead || details || ',"id":' || id || tail``: the same bytes :func:`chain_hash` hashes,
-since the id is the only part not known before the lock. One round trip under the lock, then the commit.
+An append, of one event or several, is the same on both databases up to the insert (:func:`_link`): one
+``UPDATE ... RETURNING`` (:data:`ADVANCE_SQL`) moves the head's id past all the new events and returns
+the head as it was, then Python numbers the events and hashes each from the previous one
+(:func:`event_hash`). On PostgreSQL that UPDATE locks the row: under READ COMMITTED a locker that had to
+wait updates, and returns, the row version its predecessor committed, so two appenders never chain to
+the same previous hash and a rolled-back append leaves no gap. On SQLite the write transaction (BEGIN
+IMMEDIATE) already excludes every other writer.
 
-On SQLite the write transaction (BEGIN IMMEDIATE) already excludes every other writer: the head is moved
-past all the new events with one ``UPDATE ... RETURNING``, Python computes the hashes, then one
-executemany inserts the events and one more statement stores the new head hash.
+Then one more statement writes the events and the new head hash. On PostgreSQL it is one
+``INSERT ... SELECT FROM unnest(...)`` of one array per column, which also stores the head hash
+(:data:`INSERT_SQL`); the details go as the canonical JSON text the hash was computed from, so a big
+details is rendered once. On SQLite an executemany inserts the events and an UPDATE stores the head hash.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import insert, select, text, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.adapters.db.models import AuditEvent, AuditHead
 from app.audit.canonical import GENESIS_HASH, canonical_json, chain_hash, normalized, rfc3339
@@ -65,18 +66,20 @@ def event_content(event: AuditEvent) -> dict[str, Any]:
     }
 
 
-# Canonical JSON sorts keys, so the content renders as these keys, then details, then the id, then these.
-_LEAD_KEYS = ("action", "client_host", "cluster", "deletion_id")
-_TAIL_KEYS = ("occurred_at", "principal", "request_id")
+# Canonical JSON sorts keys: action, client_host, cluster, deletion_id, details, id, occurred_at, ...
+_DETAILS_AND_ID = '"details":0,"id":0'
 
 
 def hash_pieces(event: AuditEvent) -> tuple[str, str]:
     """``lead`` and ``tail`` such that ``canonical_json(event_content(event))`` is
-    ``lead + canonical_json(event.details) + ',"id":' + str(event.id) + tail``, whatever the id."""
+    ``lead + canonical_json(event.details) + ',"id":' + str(event.id) + tail``, whatever the id.
+
+    The content is rendered once with 0 for both, then cut around them: a quote inside a JSON string is
+    escaped, so ``"details":0,"id":0`` can only be the keys themselves."""
     content = event_content(event)
-    lead = canonical_json({key: content[key] for key in _LEAD_KEYS})
-    tail = canonical_json({key: content[key] for key in _TAIL_KEYS})
-    return lead[:-1] + ',"details":', "," + tail[1:]
+    content["details"] = content["id"] = 0
+    lead, _, tail = canonical_json(content).partition(_DETAILS_AND_ID)
+    return lead + '"details":', tail
 
 
 @dataclass(frozen=True)
@@ -101,100 +104,97 @@ def _draft(new: NewEvent) -> _Draft:
     return _Draft(event, details_json)
 
 
-# The hashed text of event n (1-based) is :content -> (n - 1), a jsonb array [lead, details, tail]: jsonb
-# because its elements are found by index in constant time (an array of text is walked from its start).
-_COLUMNS = ("occurred_at", "principal", "client_host", "request_id", "action", "cluster", "deletion_id")
-APPEND_SQL = text(
-    """
-WITH RECURSIVE
-head AS (SELECT last_event_id, last_hash FROM audit_head WHERE id = :head_id FOR UPDATE),
-chain (n, id, prev_hash, hash) AS (
-    SELECT 0, last_event_id, CAST(NULL AS text), CAST(last_hash AS text) FROM head
-    UNION ALL
-    SELECT n + 1, id + 1, hash, encode(sha256(convert_to(
-        hash || (CAST(:content AS jsonb) -> n ->> 0) || (CAST(:content AS jsonb) -> n ->> 1)
-        || ',"id":' || CAST(id + 1 AS text) || (CAST(:content AS jsonb) -> n ->> 2),
-        'UTF8')), 'hex')
-    FROM chain WHERE n < :count
-),
-moved AS (
-    UPDATE audit_head SET last_event_id = chain.id, last_hash = chain.hash
-    FROM chain WHERE audit_head.id = :head_id AND chain.n = :count
+def event_hash(prev_hash: str, event: AuditEvent, details_json: str) -> str:
+    """``chain_hash(prev_hash, event_content(event))``, given ``details_json``, the canonical JSON of
+    ``event.details``: a big details is hashed from the text already rendered, not encoded again."""
+    lead, tail = hash_pieces(event)
+    digest = hashlib.sha256()
+    for piece in (prev_hash, lead, details_json, ',"id":', str(event.id), tail):
+        digest.update(piece.encode("utf-8"))
+    return digest.hexdigest()
+
+
+ADVANCE_SQL = text(
+    "UPDATE audit_head SET last_event_id = last_event_id + :count WHERE id = :head_id"
+    " RETURNING last_event_id, last_hash"
 )
+
+
+async def _link(connection: AsyncConnection, drafts: Sequence[_Draft]) -> str:
+    """Move the head past ``drafts`` (locking it until the commit), give their events ids and hashes
+    chained from the head's, and return the new head hash (stored by the caller, in the same transaction)."""
+    head = (await connection.execute(ADVANCE_SQL, {"count": len(drafts), "head_id": HEAD_ID})).one_or_none()
+    if head is None:
+        raise RuntimeError(MISSING_HEAD)
+    first_id, prev_hash = int(head[0]) - len(drafts) + 1, str(head[1])
+    for event_id, draft in enumerate(drafts, first_id):
+        event = draft.event
+        event.id, event.prev_hash = event_id, prev_hash
+        event.hash = prev_hash = event_hash(prev_hash, event, draft.details_json)
+    return prev_hash
+
+
+# The events, one array per column: unnest walks them in step (WITH ORDINALITY numbers the rows from 1).
+_COLUMNS = ("occurred_at", "principal", "client_host", "request_id", "action", "cluster", "deletion_id")
+INSERT_SQL = text(
+    """
+WITH moved AS (UPDATE audit_head SET last_hash = :last_hash WHERE id = :head_id)
 INSERT INTO audit_event
     (id, occurred_at, principal, client_host, request_id, action, cluster, deletion_id, details,
      prev_hash, hash)
-SELECT chain.id, item.occurred_at, item.principal, item.client_host, item.request_id, item.action,
-       item.cluster, item.deletion_id, CAST(CAST(:content AS jsonb) -> (chain.n - 1) ->> 1 AS json),
-       chain.prev_hash, chain.hash
+SELECT CAST(:first_id AS bigint) + item.n - 1, item.occurred_at, item.principal, item.client_host,
+       item.request_id, item.action, item.cluster, item.deletion_id, CAST(item.details AS json),
+       item.prev_hash, item.hash
 FROM unnest(
         CAST(:occurred_at AS timestamptz[]), CAST(:principal AS text[]), CAST(:client_host AS text[]),
         CAST(:request_id AS text[]), CAST(:action AS text[]), CAST(:cluster AS text[]),
-        CAST(:deletion_id AS text[])
+        CAST(:deletion_id AS text[]), CAST(:details AS text[]), CAST(:prev_hash AS text[]),
+        CAST(:hash AS text[])
     ) WITH ORDINALITY
-    AS item(occurred_at, principal, client_host, request_id, action, cluster, deletion_id, n)
-JOIN chain ON chain.n = item.n
-RETURNING id, prev_hash, hash
+    AS item(occurred_at, principal, client_host, request_id, action, cluster, deletion_id, details,
+            prev_hash, hash, n)
 """
 )
 
 
-def _hashed_text(draft: _Draft) -> tuple[str, str, str]:
-    lead, tail = hash_pieces(draft.event)
-    return lead, draft.details_json, tail
-
-
-async def _append_postgresql(session: AsyncSession, drafts: Sequence[_Draft]) -> None:
+async def _append_postgresql(connection: AsyncConnection, drafts: Sequence[_Draft]) -> None:
+    last_hash = await _link(connection, drafts)
     events = [draft.event for draft in drafts]
     params: dict[str, Any] = {column: [getattr(event, column) for event in events] for column in _COLUMNS}
-    params["content"] = json.dumps([_hashed_text(draft) for draft in drafts], ensure_ascii=False)
-    params["count"], params["head_id"] = len(drafts), HEAD_ID
-    rows = sorted((await session.execute(APPEND_SQL, params)).all())
-    if len(rows) != len(events):
-        raise RuntimeError(MISSING_HEAD)
-    for event, (event_id, prev_hash, hash_) in zip(events, rows, strict=True):
-        event.id, event.prev_hash, event.hash = int(event_id), str(prev_hash), str(hash_)
+    params["details"] = [draft.details_json for draft in drafts]
+    params["prev_hash"] = [event.prev_hash for event in events]
+    params["hash"] = [event.hash for event in events]
+    params["first_id"], params["last_hash"], params["head_id"] = events[0].id, last_hash, HEAD_ID
+    await connection.execute(INSERT_SQL, params)
 
 
-async def _append_sqlite(session: AsyncSession, drafts: Sequence[_Draft]) -> None:
-    advance = (
-        update(AuditHead)
-        .where(AuditHead.id == HEAD_ID)
-        .values(last_event_id=AuditHead.last_event_id + len(drafts))
-        .returning(AuditHead.last_event_id, AuditHead.last_hash)
-        .execution_options(synchronize_session=False)
-    )
-    head = (await session.execute(advance)).one_or_none()
-    if head is None:
-        raise RuntimeError(MISSING_HEAD)
-    first_id, prev_hash = int(head[0]) - len(drafts) + 1, str(head[1])
+async def _append_sqlite(connection: AsyncConnection, drafts: Sequence[_Draft]) -> None:
+    last_hash = await _link(connection, drafts)
     rows = []
-    for offset, draft in enumerate(drafts):
-        event = draft.event
-        event.id, event.prev_hash = first_id + offset, prev_hash
-        event.hash = prev_hash = chain_hash(prev_hash, event_content(event))
-        row = {column.key: getattr(event, column.key) for column in AuditEvent.__table__.columns}
+    for draft in drafts:
+        row = {column.key: getattr(draft.event, column.key) for column in AuditEvent.__table__.columns}
         # Stored with its keys in canonical order, as on PostgreSQL (the draft keeps the caller's order).
         row["details"] = json.loads(draft.details_json)
         rows.append(row)
-    await session.execute(insert(AuditEvent), rows)
-    new_head = update(AuditHead).where(AuditHead.id == HEAD_ID).values(last_hash=prev_hash)
-    await session.execute(new_head.execution_options(synchronize_session=False))
+    await connection.execute(insert(AuditEvent), rows)
+    await connection.execute(update(AuditHead).where(AuditHead.id == HEAD_ID).values(last_hash=last_hash))
 
 
 async def append_events(session: AsyncSession, new_events: Sequence[NewEvent]) -> list[AuditEvent]:
     """Write ``new_events`` as the next events of the chain, in order, in ``session``'s transaction (not
-    committed); on PostgreSQL in one statement.
+    committed); on PostgreSQL in two statements, whatever their number.
 
     The returned events are not attached to the session; they carry the stored values.
     """
     drafts = [_draft(new) for new in new_events]
     if not drafts:
         return []
-    if session.get_bind().dialect.name == "postgresql":
-        await _append_postgresql(session, drafts)
+    # Core statements only: on the session's connection, without the ORM's per-statement work.
+    connection = await session.connection()
+    if connection.dialect.name == "postgresql":
+        await _append_postgresql(connection, drafts)
     else:
-        await _append_sqlite(session, drafts)
+        await _append_sqlite(connection, drafts)
     return [draft.event for draft in drafts]
 
 

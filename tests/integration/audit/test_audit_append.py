@@ -1,6 +1,6 @@
-"""Appending on PostgreSQL (one statement, the hash computed in SQL) and on SQLite (the hash computed in
-Python): the same events get the same hashes, and concurrent appenders, waiting or rolled back, leave one
-chain without forks or gaps."""
+"""Appending on PostgreSQL (an INSERT from arrays) and on SQLite (an executemany), the hashes computed in
+Python on both: the same events get the same hashes, big and many events store and verify, and concurrent
+appenders, waiting or rolled back, leave one chain without forks or gaps."""
 
 from __future__ import annotations
 
@@ -18,7 +18,16 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.migrate import upgrade
 from app.adapters.db.models import AuditEvent, AuditHead
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session, write_transaction
-from app.audit import NewEvent, append_event, append_events, chain_hash, event_content, verify_chain
+from app.audit import (
+    NewEvent,
+    append_event,
+    append_events,
+    canonical_json,
+    chain_hash,
+    event_content,
+    verify_chain,
+)
+from app.audit.chain import event_hash
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -134,6 +143,72 @@ async def test_a_batch_appends_its_events_in_order(sessionmaker: Sessions) -> No
     assert [e.prev_hash for e in batch] == [single.hash, *(e.hash for e in batch[:-1])]
     assert [row(e) for e in await stored(sessionmaker)] == [row(e) for e in (single, *batch)]
     assert await verified(sessionmaker) == (True, len(EVENTS) + 1)
+
+
+def test_the_hash_of_the_rendered_details_is_the_chain_hash() -> None:
+    prev_hash = "ab" * 32
+    for event_id, new in zip((1, 10, 2**63 - 1, 42, 99), EVENTS, strict=True):
+        event = AuditEvent(
+            id=event_id,
+            occurred_at=new.occurred_at,
+            principal=new.principal,
+            client_host=new.client_host,
+            request_id=new.request_id,
+            action=new.action,
+            cluster=new.cluster,
+            deletion_id=new.deletion_id,
+            details=new.details,
+        )
+        expected = chain_hash(prev_hash, event_content(event))
+        assert event_hash(prev_hash, event, canonical_json(new.details)) == expected
+        prev_hash = expected
+
+
+async def test_many_events_in_one_call_chain_in_order(sessionmaker: Sessions) -> None:
+    async with write_transaction(sessionmaker) as session:
+        [first] = await append_events(session, EVENTS[1:2])
+    many = [
+        NewEvent("deletion.partition_failed", "Service:x", None, f"r-{i}", "démo", "0b0a",
+                 {"partition": i, "error_message": AWKWARD_TEXT[i % len(AWKWARD_TEXT)]})
+        for i in range(3000)
+    ]  # fmt: skip
+    async with write_transaction(sessionmaker) as session:
+        batch = await append_events(session, many)
+    assert [e.id for e in batch] == list(range(2, 3002))
+    assert [e.prev_hash for e in batch] == [first.hash, *(e.hash for e in batch[:-1])]
+    assert [row(e) for e in await stored(sessionmaker)] == [row(e) for e in (first, *batch)]
+    assert await verified(sessionmaker) == (True, 3001)
+    async with read_session(sessionmaker) as session:
+        head = (await session.execute(select(AuditHead))).scalar_one()
+    assert (head.last_event_id, head.last_hash) == (batch[-1].id, batch[-1].hash)
+
+
+async def test_a_big_details_reads_back_equal_and_verifies(sessionmaker: Sessions) -> None:
+    n = 20_000
+    details: dict[str, Any] = {
+        "status": "succeeded",
+        "partitions": {
+            "topic": [f'tópic-"{i % 7}"\\日本\u2028🧹' for i in range(n)],
+            "partition": list(range(n)),
+            "error_message": [None if i % 3 else 'quote " backslash \\ tab \t' for i in range(n)],
+        },
+        "texts": AWKWARD_TEXT,
+    }
+    details_json = canonical_json(details)
+    assert len(details_json.encode()) > 800_000
+    big = NewEvent("deletion.completed", "Service:x", None, "r-1", "démo", "0b0a", details)
+    async with write_transaction(sessionmaker) as session:
+        returned = await append_events(session, [EVENTS[1], big, EVENTS[2]])
+    events = await stored(sessionmaker)
+    assert [row(e) for e in events] == [row(e) for e in returned]
+    assert events[1].details == details
+    assert events[1].hash == chain_hash(events[0].hash, event_content(events[1]))
+    assert await verified(sessionmaker) == (True, 3)
+    async with read_session(sessionmaker) as session:
+        if session.get_bind().dialect.name == "postgresql":
+            # Stored as the canonical JSON text that was hashed, byte for byte.
+            query = text("SELECT CAST(details AS text) FROM audit_event WHERE id = 2")
+            assert (await session.execute(query)).scalar_one() == details_json
 
 
 async def test_text_utf_8_cannot_encode_is_refused_and_leaves_no_trace(sessionmaker: Sessions) -> None:
