@@ -8,7 +8,7 @@ some consumer group has not read unless allowed) and by the preview (``assess``)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -28,7 +28,7 @@ from app.domain.impact import (
 )
 from app.domain.offsets import Facts, PlannedCut, Problem, SpecEntry, expand, needed_facts, resolve
 from app.domain.ports import GroupInfo, TimeOffset, TopicLayout, TopicPartition
-from app.errors import Conflict, FieldError, ValidationFailed
+from app.errors import Conflict, FieldError, ServiceUnavailable, ValidationFailed
 
 MAX_LISTED = 50
 CLEANUP_POLICY = "cleanup.policy"
@@ -58,10 +58,18 @@ def _refuse(problems: Sequence[Problem], summary: str, count_key: str = "problem
 
 
 async def _traits(
-    services: Services, cluster: str, layouts: Mapping[str, TopicLayout], *, recent: bool = False
+    services: Services,
+    cluster: str,
+    layouts: Mapping[str, TopicLayout],
+    *,
+    recent: bool = False,
+    early: Awaitable[dict[str, dict[str, str]] | None] | None = None,
 ) -> dict[str, TopicTraits]:
+    """Each topic's traits; ``early``: its configs as read with the layouts (read now if it gives None)."""
     topics = sorted(layouts)
-    configs = await services.gateway.topic_configs(cluster, topics, [CLEANUP_POLICY], recent=recent)
+    configs = await early if early is not None else None
+    if configs is None:
+        configs = await services.gateway.topic_configs(cluster, topics, [CLEANUP_POLICY], recent=recent)
     traits = {}
     for topic in topics:
         policy = configs.get(topic, {}).get(CLEANUP_POLICY, "delete")
@@ -69,6 +77,24 @@ async def _traits(
             internal=layouts[topic].internal, compact_only=is_compact_only(policy), cleanup_policy=policy
         )
     return traits
+
+
+async def _early_configs(
+    services: Services, cluster: str, topics: Sequence[str], *, recent: bool
+) -> dict[str, dict[str, str]] | None:
+    """The topics' configs, asked before the metadata says they exist: None when they cannot be read
+    (DescribeConfigs fails for a topic that does not exist), to be read again once the topics are known."""
+    try:
+        return await services.gateway.topic_configs(cluster, topics, [CLEANUP_POLICY], recent=recent)
+    except ServiceUnavailable:
+        return None
+
+
+async def _drop(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel the tasks still running and wait for them to end, their outcomes retrieved and discarded."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _empty() -> dict[Any, Any]:
@@ -79,15 +105,41 @@ async def plan_request(services: Services, request: DeletionCreate, *, recent: b
     """Every cut of the request resolved to a concrete offset; 422 listing what cannot be.
 
     ``recent``: topic layouts and configs may come from a recent answer (``app.adapters.kafka.recent``);
-    an unknown topic or partition is looked up fresh before it is refused."""
+    an unknown topic or partition is looked up fresh before it is refused.
+
+    The metadata and the configs need only the topics' names: both are asked at once, and the entries
+    are built while the cluster answers. Whatever the configs read says about a topic that does not
+    exist, the answer is the 422 listing the unknown partitions."""
     cluster, gateway = request.cluster, services.gateway
+    topics = sorted({entry.topic for entry in request.partitions})
+    layouts_read = asyncio.ensure_future(gateway.topic_layouts(cluster, topics, recent=recent))
+    configs_read = asyncio.ensure_future(_early_configs(services, cluster, topics, recent=recent))
+    try:
+        return await _plan(services, request, topics, layouts_read, configs_read, recent=recent)
+    finally:
+        await _drop(layouts_read, configs_read)
+
+
+async def _plan(
+    services: Services,
+    request: DeletionCreate,
+    topics: list[str],
+    layouts_read: asyncio.Future[dict[str, TopicLayout]],
+    configs_read: asyncio.Future[dict[str, dict[str, str]] | None],
+    *,
+    recent: bool,
+) -> Plan:
+    cluster, gateway = request.cluster, services.gateway
+    # A task sends its request only once the loop runs it: when either read is in, both are out, and
+    # the entries are built while the other is answered.
+    reads: list[asyncio.Future[Any]] = [layouts_read, configs_read]
+    await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
     specs, stored = entry_specs(request.partitions)
     entries = [
         SpecEntry(i, e.topic, e.partition, spec)
         for i, (e, spec) in enumerate(zip(request.partitions, specs, strict=True))
     ]
-    topics = sorted({e.topic for e in entries})
-    layouts = await gateway.topic_layouts(cluster, topics, recent=recent)
+    layouts = await layouts_read
     cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
     if recent and any(p.unknown for p in problems):
         layouts = await gateway.topic_layouts(cluster, topics)
@@ -107,7 +159,7 @@ async def plan_request(services: Services, request: DeletionCreate, *, recent: b
         gateway.high_watermarks(cluster, needed.high_watermarks) if needed.high_watermarks else _empty(),
         gateway.offsets_for_times(cluster, needed.times),
         gateway.committed_offsets(cluster, needed.groups, needed.group_partitions),
-        _traits(services, cluster, layouts, recent=recent),
+        _traits(services, cluster, layouts, recent=recent, early=configs_read),
     )
     resolved, problems = resolve(cuts, Facts(watermarks, times, committed))
     if problems:
@@ -287,8 +339,7 @@ async def plan_deletion(
         refuse_untouchable(plan)
     except BaseException:
         # The request's own answer (404, 422) wins over whatever the listing would have said.
-        listing.cancel()
-        await asyncio.gather(listing, return_exceptions=True)
+        await _drop(listing)
         raise
     assessment = await assess(services, request, plan, preview=False, group_ids=await listing)
     overridden = guard_unconsumed(request, assessment)
