@@ -25,7 +25,7 @@ import asyncio
 import dataclasses
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -80,24 +80,35 @@ class Abandoned(Exception):
     """The request of an early insert was refused (or is stored the usual way): roll the insert back."""
 
 
+Prediction = tuple[Deletion, Sequence[repo.PlannedPartition]]
+
+
 class EarlyInsert:
     """A deletion inserted in its own transaction while its request is still being checked; ``commit``
     with its ``deletion.requested`` event once the checks passed, ``abandon`` otherwise."""
 
     def __init__(
         self,
-        deletion: Deletion,
-        planned: Sequence[repo.PlannedPartition],
         task: asyncio.Task[Stored],
+        prediction: asyncio.Future[Prediction | None],
         event: asyncio.Future[NewEvent],
     ) -> None:
-        self.deletion, self.planned = deletion, planned
-        self._task, self._event = task, event
+        self._task, self._prediction, self._event = task, prediction, event
 
-    async def commit(self, event: NewEvent) -> Stored | None:
-        """Append ``event`` and commit; None when the early insert failed (store the deletion the usual
-        way then: that also answers an Idempotency-Key taken meanwhile)."""
-        self._event.set_result(event)
+    async def commit(
+        self, planned: Sequence[repo.PlannedPartition], event_for: Callable[[Deletion], NewEvent]
+    ) -> Stored | None:
+        """Append the event ``event_for`` makes for the deletion and commit, if the checks planned what
+        was inserted; None otherwise, or when the early insert failed (store the deletion the usual way
+        then: that also answers an Idempotency-Key taken meanwhile)."""
+        try:
+            prediction = await asyncio.shield(self._prediction)
+        except Exception:
+            prediction = None
+        if prediction is None or prediction[1] != planned:
+            await self.abandon()
+            return None
+        self._event.set_result(event_for(prediction[0]))
         try:
             stored = await self._task
         except Abandoned:  # its Idempotency-Key was stored meanwhile: the usual way answers the replay
@@ -115,7 +126,8 @@ class EarlyInsert:
         if not self._event.done():
             self._event.set_exception(Abandoned())
         await asyncio.gather(self._task, return_exceptions=True)
-        early_inserts_total.labels(outcome="abandoned").inc()
+        if self._prediction.done() and not self._prediction.exception() and self._prediction.result():
+            early_inserts_total.labels(outcome="abandoned").inc()
 
 
 class AcceptBatcher:
@@ -143,24 +155,42 @@ class AcceptBatcher:
             self._task = asyncio.create_task(self._run(), name="accept batcher")
         return await future
 
-    def store_early(self, deletion: Deletion, planned: Sequence[repo.PlannedPartition]) -> EarlyInsert | None:
-        """Start inserting ``deletion`` (with ``planned``, what its checks will plan if they pass) in a
-        transaction of its own, to overlap the insert with the checks' requests to the cluster. Only on
-        PostgreSQL (SQLite would hold its single write lock meanwhile) and for large deletions; None
-        otherwise. Until ``commit`` nothing is visible to anyone; the audit head is locked only then."""
-        if not self.stores_early(len(planned)):
+    def store_early(self, predict: Callable[[], Prediction | None]) -> EarlyInsert | None:
+        """Start inserting the deletion ``predict`` makes (with what its checks will plan if they pass;
+        None: the checks must tell) in a transaction of its own, to overlap the insert with the checks'
+        requests to the cluster. Only on PostgreSQL (SQLite would hold its single write lock meanwhile);
+        None otherwise. Until ``commit`` nothing is visible to anyone; the audit head is locked only then.
+        """
+        if not self._early:
             return None
-        event: asyncio.Future[NewEvent] = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(self._insert_early(deletion, planned, event), name="early insert")
-        return EarlyInsert(deletion, planned, task, event)
+        loop = asyncio.get_running_loop()
+        prediction: asyncio.Future[Prediction | None] = loop.create_future()
+        event: asyncio.Future[NewEvent] = loop.create_future()
+        task = asyncio.create_task(self._insert_early(predict, prediction, event), name="early insert")
+        return EarlyInsert(task, prediction, event)
 
     def stores_early(self, partitions: int) -> bool:
         """Whether ``store_early`` takes a deletion of that many partitions."""
         return self._early and partitions >= EARLY_MIN_PARTITIONS
 
     async def _insert_early(
-        self, deletion: Deletion, planned: Sequence[repo.PlannedPartition], event: asyncio.Future[NewEvent]
+        self,
+        predict: Callable[[], Prediction | None],
+        prediction: asyncio.Future[Prediction | None],
+        event: asyncio.Future[NewEvent],
     ) -> Stored:
+        # The request's reads to the cluster, started right after this task, go out first: the
+        # prediction is made while the cluster answers.
+        await asyncio.sleep(0)
+        try:
+            predicted = predict()
+        except BaseException as exc:
+            prediction.set_exception(exc)
+            raise
+        prediction.set_result(predicted)
+        if predicted is None:
+            raise Abandoned("nothing to insert before the checks")
+        deletion, planned = predicted
         async with handoff_to(self._executor) as handoff, write_transaction(self._sessionmaker) as session:
             key = key_of(deletion)
             if key is not None and await repo.find_by_idempotency_keys(session, [key]):

@@ -161,10 +161,12 @@ def _insert_early(services: Services, fields: _Fields) -> EarlyInsert | None:
     partitions are known from the request alone); committed only if the checks pass and plan the same."""
     if not services.accepting.stores_early(len(fields.request.partitions)):
         return None
-    predicted = predicted_partitions(fields.request)
-    if predicted is None:
-        return None
-    return services.accepting.store_early(_new_deletion(fields, predicted), predicted)
+
+    def predict() -> tuple[Deletion, list[repo.PlannedPartition]] | None:
+        predicted = predicted_partitions(fields.request)
+        return None if predicted is None else (_new_deletion(fields, predicted), predicted)
+
+    return services.accepting.store_early(predict)
 
 
 async def _commit_early(
@@ -176,10 +178,9 @@ async def _commit_early(
     """The early insert committed with its event; None when there is none or it did not work out."""
     if early is None:
         return None
-    if early.planned != planned:
-        await early.abandon()
-        return None
-    return await early.commit(_requested_event(fields, early.deletion, planned, overridden))
+    return await early.commit(
+        planned, lambda deletion: _requested_event(fields, deletion, planned, overridden)
+    )
 
 
 def _requested_event(

@@ -154,26 +154,34 @@ def _event(deletion: Deletion) -> NewEvent:
 
 async def test_an_early_insert_is_invisible_until_committed(sessionmaker: Maker) -> None:
     batcher = AcceptBatcher(sessionmaker, None, max_partitions=10_000)
-    assert batcher.store_early(*_deletion(EARLY_MIN_PARTITIONS - 1)) is None  # small: group commit
+    assert not batcher.stores_early(EARLY_MIN_PARTITIONS - 1)  # small: group commit
     deletion, planned = _deletion(EARLY_MIN_PARTITIONS)
-    early = batcher.store_early(deletion, planned)
+    early = batcher.store_early(lambda: (deletion, planned))
     if not is_postgresql(sessionmaker):
+        assert not batcher.stores_early(EARLY_MIN_PARTITIONS)
         assert early is None  # one writer at a time: never held while the cluster is asked
         return
     assert early is not None
     await asyncio.sleep(0.3)  # the insert runs meanwhile; the transaction waits for the event
     assert await _counts(sessionmaker) == (0, 0, 0)
 
-    stored = await early.commit(_event(deletion))
+    stored = await early.commit(list(planned), _event)
     assert stored is not None
     assert stored.created
     assert stored.deletion is deletion
     assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
 
     other, other_planned = _deletion(EARLY_MIN_PARTITIONS)
-    abandoned = batcher.store_early(other, other_planned)
+    abandoned = batcher.store_early(lambda: (other, other_planned))
     assert abandoned is not None
     await abandoned.abandon()
+    assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
+
+    # The checks planned other partitions than were inserted: rolled back, stored the usual way.
+    changed, changed_planned = _deletion(EARLY_MIN_PARTITIONS)
+    mismatched = batcher.store_early(lambda: (changed, changed_planned))
+    assert mismatched is not None
+    assert await mismatched.commit(list(changed_planned[1:]), _event) is None
     assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
     async with read_session(sessionmaker) as session:
         assert (await verify_chain(session)).ok
