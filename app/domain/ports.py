@@ -5,7 +5,7 @@ Adapters in ``app/adapters`` implement them; tests drive them against real parts
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -131,6 +131,17 @@ class KafkaGateway(Protocol):
     ) -> dict[TopicPartition, PartitionOutcome]:
         """One DeleteRecords per leader with all its partitions, leaders in parallel; every partition's
         outcome (no retries here: the executor decides what to retry)."""
+        ...
+
+    def delete_records_as_answered(
+        self,
+        cluster: str,
+        offsets: Mapping[TopicPartition, int],
+        *,
+        leader_only: bool,
+        timeout_ms: int,
+    ) -> AsyncGenerator[dict[TopicPartition, PartitionOutcome], None]:
+        """``delete_records``, handing on each leader's outcomes as it answers; every partition once."""
         ...
 
     async def offsets_for_times(

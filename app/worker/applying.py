@@ -1,4 +1,5 @@
-"""Writing outcomes back: one transaction per sent group, fenced per row, audited in the same transaction.
+"""Writing outcomes back: one transaction per write (``app.worker.writeback`` writes a sent group's answers
+as they arrive), fenced per row, audited in the same transaction.
 
 In order, inside one write transaction: lock the affected deletions (id order), write every row this
 worker still holds with the fence it claimed (one statement on PostgreSQL, one executemany on SQLite),
@@ -14,14 +15,14 @@ The completion event lists the outcomes column by column: ``partitions`` maps ``
 ``attempts``, ``fence`` and ``worker`` to lists whose i-th entries are one partition, in (topic,
 partition) order. At 10,000 partitions that encodes and hashes several times faster than one object per
 partition, on the write-back's critical path.
-When this write-back wrote every partition of a completed deletion (a deletion sent in one batch), the
-summary is built from what was written instead of read back (:func:`_written_outcomes`).
+When the group's writes wrote every partition of a completed deletion (a deletion sent in one batch),
+the summary is built from what was written instead of read back (:func:`_written_outcomes`).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -48,6 +49,7 @@ TERMINAL_DELETION = frozenset(
 @dataclass
 class ApplyResult:
     applied: Counter[PartitionStatus] = field(default_factory=Counter)
+    written: set[int] = field(default_factory=set)
     stale: int = 0
     completed: list[str] = field(default_factory=list)
 
@@ -59,19 +61,26 @@ async def apply_updates(
     claims: Mapping[int, Claim],
     updates: Sequence[PartitionUpdate],
     now: datetime,
+    earlier: Sequence[PartitionUpdate] = (),
+    open_deletions: Collection[str] = (),
 ) -> ApplyResult:
+    """Write ``updates`` (the rows still held with their fence) and audit them. ``open_deletions``, whose
+    rows are partly still being sent, are not rolled up; ``earlier``: rows of ``claims`` written before
+    with a terminal status, known to the roll-up and the completion summary without reading them back."""
     result = ApplyResult()
     async with write_transaction(sessionmaker) as session:
         deletions = sorted({claims[u.id].deletion_id for u in updates})
         before = await repo.lock_deletions(session, deletions)
         written = await repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
         fresh = [u for u in updates if u.id in written]
-        result.stale = len(updates) - len(fresh)
+        result.written, result.stale = written, len(updates) - len(fresh)
         result.applied.update(u.status for u in fresh)
-        deletion_ids = sorted({claims[u.id].deletion_id for u in fresh})
-        known = _wholly_written_counts(fresh, claims, before)
+        deletion_ids = sorted({claims[u.id].deletion_id for u in fresh} - set(open_deletions))
+        rolled = set(deletion_ids)
+        known_rows = [u for u in earlier if claims[u.id].deletion_id in rolled] + fresh
+        known = _wholly_written_counts(known_rows, claims, before)
         completed = await _roll_up(session, deletion_ids, before, known, now)
-        outcomes = _written_outcomes(completed, fresh, claims, owner)
+        outcomes = _written_outcomes(completed, known_rows, claims, owner)
         if unknown := [deletion_id for deletion_id in completed if deletion_id not in outcomes]:
             outcomes.update(await repo.partition_outcomes(session, unknown))
         samples = {claim.deletion_id: claim for claim in claims.values()}

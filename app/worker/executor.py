@@ -22,23 +22,24 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import claims as repo
+from app.adapters.db.repositories.acls import Requester
 from app.adapters.db.repositories.claims import Claim, Lease
 from app.adapters.db.session import write_transaction
 from app.collection import collection_paused
 from app.domain.ports import KafkaGateway, PartitionOutcome
 from app.settings import Settings
 from app.worker import metrics
-from app.worker.applying import ApplyResult, apply_updates
 from app.worker.decisions import Policy, decide
 from app.worker.reauthorizing import Reauthorizer, withhold_revoked
 from app.worker.sending import SendGroup, group_claims, send_group
+from app.worker.writeback import WriteBack
 
 log = logging.getLogger("kafka_purge.worker")
 
@@ -48,7 +49,6 @@ MAX_BATCHES = 4
 # cyclic collector would run full collections over the whole heap, 0.2-0.4 s each on a 2-core machine,
 # about one per 10,000 partitions. Reference counting frees them anyway (``app.collection``).
 PAUSE_COLLECTION_AT = 1_000
-APPLY_ATTEMPTS = 3
 DEFAULT_REQUEST_TIMEOUT_MS = 40_000
 
 
@@ -104,17 +104,18 @@ class Executor:
         expires_at = utcnow() + timedelta(seconds=self._worker.lease_seconds)
         return Lease(self.instance_id, expires_at, self._worker.claim_batch)
 
-    def take(self, lease: Lease, claims: Sequence[Claim]) -> None:
-        """Work ``claims``, stored and committed with ``lease``, at once. Rows this does not send (the
-        executor is stopping, or storing took so long that under half the lease is left, too close to
-        the first renewal a third of a lease from now) stay leased until the lease runs out; then any
-        instance claims them."""
+    def take(self, lease: Lease, claims: Sequence[Claim], requesters: Mapping[str, Requester]) -> None:
+        """Work ``claims``, stored and committed with ``lease``, at once; ``requesters``: who asked for
+        their deletions, as just stored (re-checking authorization need not read them back). Rows this
+        does not send (the executor is stopping, or storing took so long that under half the lease is
+        left, too close to the first renewal a third of a lease from now) stay leased until the lease
+        runs out; then any instance claims them."""
         self._reserved -= 1
         left = (lease.expires_at - utcnow()).total_seconds()
         if self._stopping or not claims or left < self._worker.lease_seconds / 2:
             return
         metrics.CLAIMED.inc(len(claims))
-        self._start_batch(claims)
+        self._start_batch(claims, requesters)
 
     def release(self, lease: Lease) -> None:
         """Give back the batch slot of a ``reserve`` whose deletion was not stored (rolled back)."""
@@ -155,7 +156,7 @@ class Executor:
         """Claim one batch and work it to the end; the number of partitions claimed."""
         claims = await self._claim()
         if claims:
-            await self._process(claims)
+            await self._process(claims, {})
         return len(claims)
 
     async def _run(self) -> None:
@@ -174,8 +175,10 @@ class Executor:
         if self._batches:
             await asyncio.gather(*self._batches, return_exceptions=True)
 
-    def _start_batch(self, claims: Sequence[Claim]) -> None:
-        task = asyncio.create_task(self._process(claims))
+    def _start_batch(
+        self, claims: Sequence[Claim], requesters: Mapping[str, Requester] | None = None
+    ) -> None:
+        task = asyncio.create_task(self._process(claims, requesters or {}))
         self._batches.add(task)
         task.add_done_callback(self._batches.discard)
 
@@ -210,17 +213,17 @@ class Executor:
             # Cosmetic only: the first write-back rolls the status up anyway.
             log.warning("could not mark %d claimed partitions' deletions as started", len(claims))
 
-    async def _process(self, claims: Sequence[Claim]) -> int:
+    async def _process(self, claims: Sequence[Claim], requesters: Mapping[str, Requester]) -> int:
         large = len(claims) >= PAUSE_COLLECTION_AT
         with collection_paused() if large else contextlib.nullcontext():
-            return await self._process_batch(claims)
+            return await self._process_batch(claims, requesters)
 
-    async def _process_batch(self, claims: Sequence[Claim]) -> int:
+    async def _process_batch(self, claims: Sequence[Claim], requesters: Mapping[str, Requester]) -> int:
         groups = group_claims(claims, utcnow(), self._policy_map(claims))
         # Marking the deletions started runs alongside the sends, not before them.
         results = await asyncio.gather(
             self._mark_started(claims),
-            *(self._send_and_apply(group) for group in groups),
+            *(self._send_and_apply(group, requesters) for group in groups),
             return_exceptions=True,
         )
         for result in results:
@@ -232,17 +235,24 @@ class Executor:
     def _policy_map(self, claims: Sequence[Claim]) -> dict[str, Policy]:
         return {c.cluster: self._policies.get(c.cluster, self._default_policy) for c in claims}
 
-    async def _send_and_apply(self, group: SendGroup) -> None:
+    async def _send_and_apply(self, group: SendGroup, requesters: Mapping[str, Requester]) -> None:
         started = time.monotonic()
-        async with self._leases_kept(group.claims):
-            outcomes = await self._send(group)
-        metrics.SEND_SECONDS.observe(time.monotonic() - started)
-        now = utcnow()
         policy = self._policies.get(group.cluster, self._default_policy)
-        updates = [decide(claim, outcomes[claim.id], now, policy, self._rng) for claim in group.claims]
-        result = await self._apply({c.id: c for c in group.claims}, updates, now)
-        if result is None:
-            return
+        claims = {claim.id: claim for claim in group.claims}
+        writer = WriteBack(self._sessionmaker, self.instance_id, claims)
+        try:
+            async with self._leases_kept(writer.leased):
+                answers = self._send(group, requesters)
+                async with contextlib.aclosing(answers):
+                    async for outcomes in answers:
+                        now = utcnow()
+                        writer.add(
+                            [decide(claims[i], o, now, policy, self._rng) for i, o in outcomes.items()], now
+                        )
+            metrics.SEND_SECONDS.observe(time.monotonic() - started)
+            result = await writer.finish()
+        finally:
+            writer.cancel()
         for status, count in result.applied.items():
             metrics.OUTCOMES.labels(status=status.value).inc(count)
         metrics.STALE_WRITES.inc(result.stale)
@@ -264,32 +274,26 @@ class Executor:
             },
         )
 
-    async def _send(self, group: SendGroup) -> dict[int, PartitionOutcome]:
-        """Outcomes by row id; partitions whose requester lost DELETE are not sent (``reauthorizing``)."""
-        if self._reauthorizer is None:
-            return await send_group(self._gateway, group)
-        allowed, withheld = await withhold_revoked(self._reauthorizer, self._sessionmaker, group)
-        outcomes = await send_group(self._gateway, allowed) if allowed.claims else {}
-        return {**outcomes, **withheld}
-
-    async def _apply(
-        self, claims: dict[int, Claim], updates: list[repo.PartitionUpdate], now: datetime
-    ) -> ApplyResult | None:
-        for attempt in range(1, APPLY_ATTEMPTS + 1):
-            try:
-                return await apply_updates(
-                    self._sessionmaker, owner=self.instance_id, claims=claims, updates=updates, now=now
-                )
-            except DBAPIError:
-                # Deadlock victim, lost connection...: the leases still hold, so trying again is safe.
-                log.exception("writing outcomes failed (attempt %d of %d)", attempt, APPLY_ATTEMPTS)
-                await asyncio.sleep(0.05 * attempt)
-        # The rows stay leased until the lease expires; then they are claimed and sent again.
-        return None
+    async def _send(
+        self, group: SendGroup, requesters: Mapping[str, Requester]
+    ) -> AsyncGenerator[dict[int, PartitionOutcome], None]:
+        """Outcomes by row id, as the leaders answer; partitions whose requester lost DELETE are not sent
+        (``reauthorizing``)."""
+        if self._reauthorizer is not None:
+            group, withheld = await withhold_revoked(
+                self._reauthorizer, self._sessionmaker, group, requesters
+            )
+            if withheld:
+                yield withheld
+        if group.claims:
+            answers = send_group(self._gateway, group)
+            async with contextlib.aclosing(answers):
+                async for outcomes in answers:
+                    yield outcomes
 
     @contextlib.asynccontextmanager
-    async def _leases_kept(self, claims: Sequence[Claim]) -> AsyncIterator[None]:
-        renewer = asyncio.create_task(self._renew_leases(claims))
+    async def _leases_kept(self, leased: Callable[[], Sequence[Claim]]) -> AsyncIterator[None]:
+        renewer = asyncio.create_task(self._renew_leases(leased))
         try:
             yield
         finally:
@@ -297,10 +301,12 @@ class Executor:
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
 
-    async def _renew_leases(self, claims: Sequence[Claim]) -> None:
+    async def _renew_leases(self, leased: Callable[[], Sequence[Claim]]) -> None:
         lease = self._worker.lease_seconds
         while True:
             await asyncio.sleep(lease / 3)
+            if not (claims := leased()):
+                continue
             try:
                 async with write_transaction(self._sessionmaker) as session:
                     held = await repo.renew_leases(

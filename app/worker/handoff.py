@@ -7,8 +7,8 @@ already claimed by this instance's executor (``Lease``: in_progress, fence 1, fi
 deadline from now, what ``claim_due`` would write), gets them back from the insert as claims, and once it
 committed the executor sends them at once. A transaction that stores several deletions
 (``app.api.accepting``) takes one lease for all of them: their first ``claim_batch`` partitions together
-are stored claimed and the executor works them as one batch (one DeleteRecords per leader, one
-write-back). Every guarantee of claiming holds:
+are stored claimed and the executor works them as one batch (one DeleteRecords per leader, each
+leader's outcomes written back as it answers). Every guarantee of claiming holds:
 
 - another instance skips the rows while the lease runs, as any claimed row, and can only take them over
   with a claim of its own, which bumps the fence and so voids this instance's write-back;
@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Sequence
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.repositories import deletions as deletions_repo
+from app.adapters.db.repositories.acls import Requester
 from app.adapters.db.repositories.claims import Claim, Lease
 from app.adapters.db.repositories.deletions import NewDeletion
 from app.worker.executor import Executor
@@ -40,6 +41,7 @@ class Handoff:
         self._lease: Lease | None = None
         self._claims: list[Claim] = []
         self._unclaimed = 0
+        self._requesters: dict[str, Requester] = {}
 
     async def create_deletions(self, session: AsyncSession, new: Sequence[NewDeletion]) -> None:
         """``deletions.create_deletions``, with one lease for all of them when the executor has room: the
@@ -50,6 +52,9 @@ class Handoff:
             self._lease = self._executor.reserve()
         self._claims = await deletions_repo.create_deletions(session, new, lease=self._lease)
         self._unclaimed = sum(len(planned) for _, planned in new) - len(self._claims)
+        self._requesters = {
+            d.id: Requester(d.principal, tuple(d.principal_groups or ()), d.client_host) for d, _ in new
+        }
 
     def committed(self) -> None:
         """The deletions are durable: the executor sends their claimed rows now, as one batch, and looks
@@ -57,7 +62,7 @@ class Handoff:
         if self._executor is None:
             return
         if self._lease is not None:
-            self._executor.take(self._lease, self._claims)
+            self._executor.take(self._lease, self._claims, self._requesters)
         if self._unclaimed:
             self._executor.wake()
 

@@ -9,13 +9,14 @@ If the bindings cannot be read, nothing of the group is sent (the rows are claim
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import acls as acl_repo
+from app.adapters.db.repositories.acls import Requester
 from app.adapters.db.repositories.claims import Claim
 from app.adapters.db.session import read_session
 from app.domain.deletions import PartitionStatus
@@ -34,9 +35,14 @@ class Reauthorizer(Protocol):
 
 
 async def withhold_revoked(
-    reauthorizer: Reauthorizer, sessionmaker: async_sessionmaker[AsyncSession], group: SendGroup
+    reauthorizer: Reauthorizer,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    group: SendGroup,
+    known: Mapping[str, Requester],
 ) -> tuple[SendGroup, dict[int, PartitionOutcome]]:
-    """The group without the partitions whose requester lost DELETE, and those partitions' outcomes."""
+    """The group without the partitions whose requester lost DELETE, and those partitions' outcomes.
+    ``known``: requesters by deletion id already at hand (a deletion's requester never changes); the
+    others are read."""
     by_deletion: dict[str, list[Claim]] = defaultdict(list)
     for claim in group.claims:
         # A leader that already truncated only gets the same offset again to confirm: nothing new is asked.
@@ -44,8 +50,10 @@ async def withhold_revoked(
             by_deletion[claim.deletion_id].append(claim)
     if not by_deletion:
         return group, {}
-    async with read_session(sessionmaker) as session:
-        requesters = await acl_repo.requesters(session, sorted(by_deletion))
+    requesters = {d: known[d] for d in by_deletion if d in known}
+    if unknown := sorted(by_deletion.keys() - requesters.keys()):
+        async with read_session(sessionmaker) as session:
+            requesters |= await acl_repo.requesters(session, unknown)
     withheld: dict[int, PartitionOutcome] = {}
     for deletion_id, claims in by_deletion.items():
         requester = requesters.get(deletion_id)

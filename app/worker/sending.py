@@ -1,15 +1,17 @@
 """Sending claimed partitions: one gateway call per (cluster, LeaderOnly, TimeoutMs) group.
 
 The gateway turns each call into one DeleteRecords request per leader broker carrying all of that
-leader's partitions, leaders in parallel. Only the stored ``resolved_offset`` is ever sent: replaying a
-concrete offset is a no-op on the broker, so a crash between send and write-back is harmless.
+leader's partitions, leaders in parallel, and hands on each leader's outcomes as it answers. Only the
+stored ``resolved_offset`` is ever sent: replaying a concrete offset is a no-op on the broker, so a
+crash between send and write-back is harmless.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -56,20 +58,33 @@ def group_claims(claims: Sequence[Claim], now: datetime, policies: dict[str, Pol
     ]
 
 
-async def send_group(gateway: KafkaGateway, group: SendGroup) -> dict[int, PartitionOutcome]:
-    """Every claimed row's outcome, by row id."""
-    partitions = [TopicPartition(c.topic, c.partition) for c in group.claims]
-    offsets = dict(zip(partitions, (c.resolved_offset for c in group.claims), strict=True))
+async def send_group(
+    gateway: KafkaGateway, group: SendGroup
+) -> AsyncGenerator[dict[int, PartitionOutcome], None]:
+    """The claimed rows' outcomes by row id, each leader's as it answers; every row exactly once."""
+    rows: dict[TopicPartition, int] = {}
+    offsets: dict[TopicPartition, int] = {}
+    for claim in group.claims:
+        tp = TopicPartition(claim.topic, claim.partition)
+        rows[tp], offsets[tp] = claim.id, claim.resolved_offset
     try:
         if not gateway.has_cluster(group.cluster):
             raise LookupError(f"cluster {group.cluster!r} is not configured")
-        results = await gateway.delete_records(
+        answers = gateway.delete_records_as_answered(
             group.cluster, offsets, leader_only=group.leader_only, timeout_ms=group.timeout_ms
         )
-    except Exception as exc:  # the whole call failed: nothing is known about any partition
+        async with aclosing(answers):
+            async for answer in answers:
+                chunk = {rows.pop(tp): outcome for tp, outcome in answer.items() if tp in rows}
+                if chunk:
+                    yield chunk
+    except Exception as exc:  # the call failed: nothing is known about the partitions not answered
         log.warning("delete_records on cluster %s failed: %r", group.cluster, exc)
-        return {
-            c.id: PartitionOutcome(UNREACHABLE, message=str(exc) or type(exc).__name__) for c in group.claims
-        }
-    missing = PartitionOutcome(UNREACHABLE, message="the broker's response did not include this partition")
-    return {c.id: results.get(tp, missing) for c, tp in zip(group.claims, partitions, strict=True)}
+        failed = PartitionOutcome(UNREACHABLE, message=str(exc) or type(exc).__name__)
+        yield dict.fromkeys(rows.values(), failed)
+        return
+    if rows:
+        missing = PartitionOutcome(
+            UNREACHABLE, message="the broker's response did not include this partition"
+        )
+        yield dict.fromkeys(rows.values(), missing)

@@ -1,18 +1,20 @@
 """DeleteRecords on the leaders a metadata answer names: one request per leader carrying all of that
 leader's partitions, leaders in parallel, every partition's result read from its leader's response.
 
-A leader that fails affects only its own partitions: each gets an outcome, nothing is raised. The
-partitions whose outcome says the leader may have moved (a partition the metadata cannot route, or an
-error of Kafka's InvalidMetadataException family such as ``NOT_LEADER_OR_FOLLOWER``) are also returned
-as ``moved``: routed with remembered metadata, they are worth one more try on fresh metadata. Nothing
-was deleted for them, and a resent concrete offset is harmless anyway.
+Each leader's outcomes are handed on as its answer arrives, so the caller can record them while the
+other leaders are still working. A leader that fails affects only its own partitions: each gets an
+outcome, nothing is raised. The partitions whose outcome says the leader may have moved (a partition
+the metadata cannot route, or an error of Kafka's InvalidMetadataException family such as
+``NOT_LEADER_OR_FOLLOWER``) are also named as ``moved``: routed with remembered metadata, they are worth
+one more try on fresh metadata. Nothing was deleted for them, and a resent concrete offset is harmless
+anyway.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient
 from app.adapters.kafka.errors import ERROR_NAMES, Retry, classify, error_name
@@ -39,22 +41,34 @@ async def delete_on_leaders(
     *,
     leader_only: bool,
     timeout_ms: int,
-) -> tuple[dict[TopicPartition, PartitionOutcome], list[TopicPartition]]:
-    """Every partition's outcome, and the partitions whose leader may have moved (``moved``)."""
-    by_leader, outcomes = route(metadata, offsets)
-    moved = list(outcomes)
-    answers = await asyncio.gather(
-        *(
+) -> AsyncGenerator[tuple[dict[TopicPartition, PartitionOutcome], list[TopicPartition]], None]:
+    """Each leader's outcomes as its answer arrives (the partitions that cannot be routed first), with the
+    partitions among them whose leader may have moved (``moved``). Leaders not answered yet when the
+    caller stops iterating are cancelled."""
+    by_leader, unrouted = route(metadata, offsets)
+    if unrouted:
+        yield unrouted, list(unrouted)
+    pending = {
+        asyncio.ensure_future(
             _delete_on_leader(client, leader, {tp: offsets[tp] for tp in tps}, leader_only, timeout_ms)
-            for leader, tps in by_leader.items()
         )
-    )
-    for answer in answers:
-        outcomes.update(answer)
-        errors = {outcome.error for outcome in answer.values()} - {"NONE"}
-        if stale := {error for error in errors if classify(error) == _MOVED}:
-            moved += (tp for tp, outcome in answer.items() if outcome.error in stale)
-    return outcomes, moved
+        for leader, tps in by_leader.items()
+    }
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                answer = task.result()
+                errors = {outcome.error for outcome in answer.values()} - {"NONE"}
+                stale = {error for error in errors if classify(error) == _MOVED}
+                yield (
+                    answer,
+                    [tp for tp, outcome in answer.items() if outcome.error in stale] if stale else [],
+                )
+    finally:
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 async def _delete_on_leader(

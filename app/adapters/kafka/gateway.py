@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import aclosing
 from functools import partial
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
@@ -215,33 +216,63 @@ class KafkaClusters(ClusterInspection, TopicListing):
         leader_only: bool,
         timeout_ms: int,
     ) -> dict[TopicPartition, PartitionOutcome]:
-        """DeleteRecords on each partition's leader. The leaders may come from metadata up to
-        ``metadata_max_age_ms`` old (accepting the deletion usually just read it), as Kafka's producers
-        and consumers route: a partition whose remembered leader refuses it (``NOT_LEADER_OR_FOLLOWER``,
-        a broker gone, ...) or that the remembered metadata cannot route is sent again, at once, on fresh
-        metadata. Only the fresh attempt's outcome is returned for it."""
-        if not offsets:
-            return {}
+        """Every partition's outcome of ``delete_records_as_answered``, once all are in."""
         outcomes: dict[TopicPartition, PartitionOutcome] = {}
+        answers = self.delete_records_as_answered(
+            cluster, offsets, leader_only=leader_only, timeout_ms=timeout_ms
+        )
+        async with aclosing(answers):
+            async for answer in answers:
+                outcomes.update(answer)
+        return outcomes
+
+    async def delete_records_as_answered(
+        self,
+        cluster: str,
+        offsets: Mapping[TopicPartition, int],
+        *,
+        leader_only: bool,
+        timeout_ms: int,
+    ) -> AsyncGenerator[dict[TopicPartition, PartitionOutcome], None]:
+        """DeleteRecords on each partition's leader; each leader's outcomes as it answers, every partition
+        exactly once. The leaders may come from metadata up to ``metadata_max_age_ms`` old (accepting the
+        deletion usually just read it), as Kafka's producers and consumers route: a partition whose
+        remembered leader refuses it (``NOT_LEADER_OR_FOLLOWER``, a broker gone, ...) or that the
+        remembered metadata cannot route is sent again, at once, on fresh metadata, and only that
+        attempt's outcome is handed on for it."""
+        if not offsets:
+            return
         partitions = list(offsets)
         memory = self._recent.get(cluster)
         try:
             known = memory.metadata(sorted({tp.topic for tp in partitions})) if memory else None
             if known is not None:
                 client = await self._client(cluster)
-                outcomes, partitions = await delete_on_leaders(
+                partitions = []
+                answers = delete_on_leaders(
                     client, Metadata((), known), offsets, leader_only=leader_only, timeout_ms=timeout_ms
                 )
+                async with aclosing(answers):
+                    async for answer, moved in answers:
+                        partitions += moved
+                        if kept := _without(answer, moved) if moved else answer:
+                            yield kept
             if partitions:
                 client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
-                fresh, _ = await delete_on_leaders(
-                    client,
-                    metadata,
-                    {tp: offsets[tp] for tp in partitions},
-                    leader_only=leader_only,
-                    timeout_ms=timeout_ms,
+                retried = {tp: offsets[tp] for tp in partitions}
+                answers = delete_on_leaders(
+                    client, metadata, retried, leader_only=leader_only, timeout_ms=timeout_ms
                 )
-                outcomes.update(fresh)
+                async with aclosing(answers):
+                    async for answer, _ in answers:
+                        partitions = [tp for tp in partitions if tp not in answer]
+                        yield answer
         except ClusterUnreachable as exc:
-            outcomes.update(outcomes_of(partitions, "NETWORK_EXCEPTION", str(exc)))
-        return outcomes
+            yield outcomes_of(partitions, "NETWORK_EXCEPTION", str(exc))
+
+
+def _without(
+    answer: dict[TopicPartition, PartitionOutcome], moved: Sequence[TopicPartition]
+) -> dict[TopicPartition, PartitionOutcome]:
+    gone = set(moved)
+    return {tp: outcome for tp, outcome in answer.items() if tp not in gone}

@@ -234,3 +234,33 @@ async def test_two_deletions_of_one_partition_in_one_batch_each_get_their_own_an
     assert (low_row.status, high_row.status, high_row.low_watermark) == ("succeeded", "succeeded", 7)
     assert low_row.low_watermark in (3, 7)
     assert set(log_start_offsets(emulator, orders, 1).values()) == {7}
+
+
+async def test_each_leaders_outcomes_are_written_as_it_answers(
+    emulator: Any, executor: Executor, sessionmaker: Maker, orders: str
+) -> None:
+    slow = leader_of(emulator, orders, 0)
+    fast = [p for p in range(4) if leader_of(emulator, orders, p) != slow]
+    assert fast, "the emulator spreads the partitions' leaders over the brokers"
+    emulator.inject_fault(slow, "DeleteRecords", delay_ms=1_500)
+    deletion_id = await insert_deletion(sessionmaker, [Target(orders, p, 4) for p in range(4)])
+    run = asyncio.create_task(executor.run_once())
+
+    async def written() -> dict[int, str]:
+        return {row.partition: row.status for row in await partitions_of(sessionmaker, deletion_id)}
+
+    # The slow leader answers after 1.5 s; the others' outcomes are in the database well before.
+    deadline = asyncio.get_running_loop().time() + 1.2
+    while {(status := await written())[p] for p in fast} != {"succeeded"}:
+        assert asyncio.get_running_loop().time() < deadline, status
+        await asyncio.sleep(0.02)
+    assert not run.done()
+    assert status[0] == "in_progress"
+    assert await wait_status(sessionmaker, deletion_id, until=["in_progress"]) == "in_progress"
+    assert await run == 4
+    assert set((await written()).values()) == {"succeeded"}
+    assert await wait_status(sessionmaker, deletion_id) == "succeeded"
+    [summary] = await audit_events(sessionmaker, "deletion.completed")
+    assert summary["details"]["partitions"]["partition"] == [0, 1, 2, 3]
+    assert summary["details"]["partitions"]["status"] == ["succeeded"] * 4
+    await assert_chain_ok(sessionmaker)
