@@ -6,7 +6,15 @@ prev_hash is 64 zeros.
 """
 
 from app.audit.canonical import GENESIS_HASH, canonical_json, chain_hash, rfc3339
-from app.audit.chain import NewEvent, VerifyResult, append_event, append_events, event_content, verify_chain
+from app.audit.chain import (
+    NewEvent,
+    VerifyResult,
+    append_event,
+    append_events,
+    event_content,
+    rendered,
+    verify_chain,
+)
 
 __all__ = [
     "GENESIS_HASH",
@@ -17,6 +25,7 @@ __all__ = [
     "canonical_json",
     "chain_hash",
     "event_content",
+    "rendered",
     "rfc3339",
     "verify_chain",
 ]

@@ -20,6 +20,7 @@ details is rendered once. On SQLite an executemany inserts the events and an UPD
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -49,6 +50,15 @@ class NewEvent:
     deletion_id: str | None
     details: Mapping[str, Any]
     occurred_at: datetime | None = None
+    # ``details`` as it reads back and its canonical JSON, when rendered ahead (:func:`rendered`).
+    details_json: str | None = None
+
+
+def rendered(new: NewEvent) -> NewEvent:
+    """``new`` with its details rendered now: appending it later skips encoding them (a big summary can
+    be rendered while the database works on something else)."""
+    details, details_json = normalized(dict(new.details))
+    return dataclasses.replace(new, details=details, details_json=details_json)
 
 
 def event_content(event: AuditEvent) -> dict[str, Any]:
@@ -89,7 +99,10 @@ class _Draft:
 
 
 def _draft(new: NewEvent) -> _Draft:
-    details, details_json = normalized(dict(new.details))
+    if new.details_json is None:
+        details, details_json = normalized(dict(new.details))
+    else:
+        details, details_json = new.details, new.details_json
     event = AuditEvent(
         # Stored at the precision it is hashed with (microseconds), so a re-read hashes the same.
         occurred_at=(new.occurred_at or datetime.now(UTC)).astimezone(UTC),

@@ -21,6 +21,7 @@ the summary is built from what was written instead of read back (:func:`_written
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import write_transaction
-from app.audit import NewEvent, append_events
+from app.audit import NewEvent, append_events, rendered
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 
 EXECUTOR_PRINCIPAL = "Service:kafka-purge-executor"
@@ -71,8 +72,17 @@ async def apply_updates(
     async with write_transaction(sessionmaker) as session:
         deletions = sorted({claims[u.id].deletion_id for u in updates})
         before = await repo.lock_deletions(session, deletions)
-        written = await repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
+        writing = asyncio.ensure_future(
+            repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
+        )
+        await asyncio.sleep(0)  # the UPDATE goes out; the summaries are rendered while it runs
+        try:
+            ahead = _completions_ahead(updates, earlier, claims, before, open_deletions, owner)
+        finally:
+            written = await writing
         fresh = [u for u in updates if u.id in written]
+        if len(fresh) < len(updates):  # rows lost to another claim: the summaries ahead may be wrong
+            ahead = {}
         result.written, result.stale = written, len(updates) - len(fresh)
         result.applied.update(u.status for u in fresh)
         deletion_ids = sorted({claims[u.id].deletion_id for u in fresh} - set(open_deletions))
@@ -80,8 +90,9 @@ async def apply_updates(
         known_rows = [u for u in earlier if claims[u.id].deletion_id in rolled] + fresh
         known = _wholly_written_counts(known_rows, claims, before)
         completed = await _roll_up(session, deletion_ids, before, known, now)
-        outcomes = _written_outcomes(completed, known_rows, claims, owner)
-        if unknown := [deletion_id for deletion_id in completed if deletion_id not in outcomes]:
+        rest = {d: completion for d, completion in completed.items() if d not in ahead}
+        outcomes = _written_outcomes(rest, known_rows, claims, owner)
+        if unknown := [deletion_id for deletion_id in rest if deletion_id not in outcomes]:
             outcomes.update(await repo.partition_outcomes(session, unknown))
         samples = {claim.deletion_id: claim for claim in claims.values()}
         events = [
@@ -90,14 +101,46 @@ async def apply_updates(
             if update.status is PartitionStatus.FAILED
         ]
         for deletion_id, (status, counts) in completed.items():
-            events.append(
-                _completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
-            )
+            event = ahead.get(deletion_id)
+            if event is None:
+                event = _completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
+            events.append(event)
             result.completed.append(deletion_id)
         # Appending locks the audit head until commit, which every other appender (each accepted request)
         # waits for: append last, after all other statements, all events in one statement.
         await append_events(session, events)
     return result
+
+
+def _completions_ahead(
+    updates: Sequence[PartitionUpdate],
+    earlier: Sequence[PartitionUpdate],
+    claims: Mapping[int, Claim],
+    locked: Mapping[str, repo.LockedDeletion],
+    open_deletions: Collection[str],
+    owner: str,
+) -> dict[str, NewEvent]:
+    """The completion events, details rendered, of the deletions this write completes if it writes every
+    update (the usual case) and knows every row of: what ``apply_updates`` appends for them then."""
+    rolled = {claims[u.id].deletion_id for u in updates} - set(open_deletions)
+    known_rows = [u for u in earlier if claims[u.id].deletion_id in rolled] + list(updates)
+    completed: dict[str, tuple[DeletionStatus, dict[PartitionStatus, int]]] = {}
+    for deletion_id, counts in _wholly_written_counts(known_rows, claims, locked).items():
+        status = overall_status(Counter(counts).elements())
+        if (
+            status in TERMINAL_DELETION
+            and DeletionStatus(locked[deletion_id].status) not in TERMINAL_DELETION
+        ):
+            completed[deletion_id] = (status, counts)
+    outcomes = _written_outcomes(completed, known_rows, claims, owner)
+    samples = {claims[u.id].deletion_id: claims[u.id] for u in updates}
+    return {
+        deletion_id: rendered(
+            _completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
+        )
+        for deletion_id, (status, counts) in completed.items()
+        if deletion_id in outcomes
+    }
 
 
 def _written_outcomes(
