@@ -181,11 +181,11 @@ class AcceptBatcher:
     ) -> Stored:
         # The request's reads to the cluster, started right after this task, go out first: the
         # prediction is made while the cluster answers.
-        await asyncio.sleep(0)
         try:
+            await asyncio.sleep(0)
             predicted = predict()
-        except BaseException as exc:
-            prediction.set_exception(exc)
+        except BaseException as exc:  # commit, waiting for the prediction, stores the deletion the usual way
+            prediction.set_exception(exc if isinstance(exc, Exception) else Abandoned("cancelled"))
             raise
         prediction.set_result(predicted)
         if predicted is None:

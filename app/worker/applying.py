@@ -127,10 +127,7 @@ def _completions_ahead(
     completed: dict[str, tuple[DeletionStatus, dict[PartitionStatus, int]]] = {}
     for deletion_id, counts in _wholly_written_counts(known_rows, claims, locked).items():
         status = overall_status(Counter(counts).elements())
-        if (
-            status in TERMINAL_DELETION
-            and DeletionStatus(locked[deletion_id].status) not in TERMINAL_DELETION
-        ):
+        if _completes(status, locked[deletion_id].status):
             completed[deletion_id] = (status, counts)
     outcomes = _written_outcomes(completed, known_rows, claims, owner)
     samples = {claims[u.id].deletion_id: claims[u.id] for u in updates}
@@ -242,13 +239,18 @@ async def _roll_up(
         if status.value == was:
             continue
         moves[status].append(deletion_id)
-        if status in TERMINAL_DELETION and DeletionStatus(was) not in TERMINAL_DELETION:
+        if _completes(status, was):
             completed[deletion_id] = (status, counts)
     # One statement per status reached: a batch of small deletions mostly reaches one.
     for status, moved in moves.items():
         finished = status in TERMINAL_DELETION
         await repo.set_deletion_status(session, moved, status.value, now=now, finished=finished)
     return completed
+
+
+def _completes(status: DeletionStatus, was: str) -> bool:
+    """Whether a deletion that was ``was`` becomes terminal with ``status`` (its completion is audited)."""
+    return status in TERMINAL_DELETION and DeletionStatus(was) not in TERMINAL_DELETION
 
 
 def _completion_event(
