@@ -103,7 +103,10 @@ class EarlyInsert:
         then: that also answers an Idempotency-Key taken meanwhile)."""
         try:
             prediction = await asyncio.shield(self._prediction)
+        except Abandoned:
+            prediction = None
         except Exception:
+            log.warning("predicting a deletion's rows failed; storing it the usual way", exc_info=True)
             prediction = None
         if prediction is None or prediction[1] != planned:
             await self.abandon()
