@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -42,7 +42,7 @@ class WriteBack:
         self._sessionmaker, self._owner, self._claims = sessionmaker, owner, claims
         self._undecided = set(claims)
         self._queued: list[PartitionUpdate] = []
-        self._queued_at: datetime | None = None
+        self._queued_at = datetime.now(UTC)  # when the newest queued updates were decided
         self._settled: list[PartitionUpdate] = []  # written with a terminal status
         self._task: asyncio.Task[None] | None = None
         self.result = ApplyResult()
@@ -75,7 +75,6 @@ class WriteBack:
     async def _write_queued(self) -> None:
         while self._queued:
             updates, self._queued = self._queued, []
-            assert self._queued_at is not None
             open_deletions = {self._claims[i].deletion_id for i in self._undecided}
             result = await self._write(updates, self._queued_at, open_deletions)
             if result is None:
