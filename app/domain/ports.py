@@ -121,18 +121,6 @@ class KafkaGateway(Protocol):
         """ListOffsets EARLIEST on each partition's leader (the leader's log start offset)."""
         ...
 
-    async def delete_records(
-        self,
-        cluster: str,
-        offsets: Mapping[TopicPartition, int],
-        *,
-        leader_only: bool,
-        timeout_ms: int,
-    ) -> dict[TopicPartition, PartitionOutcome]:
-        """One DeleteRecords per leader with all its partitions, leaders in parallel; every partition's
-        outcome (no retries here: the executor decides what to retry)."""
-        ...
-
     def delete_records_as_answered(
         self,
         cluster: str,
@@ -141,7 +129,9 @@ class KafkaGateway(Protocol):
         leader_only: bool,
         timeout_ms: int,
     ) -> AsyncGenerator[dict[TopicPartition, PartitionOutcome], None]:
-        """``delete_records``, handing on each leader's outcomes as it answers; every partition once."""
+        """One DeleteRecords per leader with all its partitions, leaders in parallel; each leader's
+        outcomes as it answers, every partition exactly once (no retries here: the executor decides what
+        to retry)."""
         ...
 
     async def offsets_for_times(

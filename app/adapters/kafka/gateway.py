@@ -208,24 +208,6 @@ class KafkaClusters(ClusterInspection, TopicListing):
             results[tp] = PartitionOutcome(error=error, low_watermark=offset)
         return results
 
-    async def delete_records(
-        self,
-        cluster: str,
-        offsets: Mapping[TopicPartition, int],
-        *,
-        leader_only: bool,
-        timeout_ms: int,
-    ) -> dict[TopicPartition, PartitionOutcome]:
-        """Every partition's outcome of ``delete_records_as_answered``, once all are in."""
-        outcomes: dict[TopicPartition, PartitionOutcome] = {}
-        answers = self.delete_records_as_answered(
-            cluster, offsets, leader_only=leader_only, timeout_ms=timeout_ms
-        )
-        async with aclosing(answers):
-            async for answer in answers:
-                outcomes.update(answer)
-        return outcomes
-
     async def delete_records_as_answered(
         self,
         cluster: str,

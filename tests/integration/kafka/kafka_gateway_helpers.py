@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
+from app.domain.ports import KafkaGateway, PartitionOutcome, TopicPartition
 from app.settings import ClusterSettings
 
 CLUSTER = "demo"
@@ -16,6 +17,23 @@ CLUSTER = "demo"
 
 def cluster_settings(emulator: Any, **overrides: Any) -> ClusterSettings:
     return ClusterSettings(bootstrap_servers=emulator.bootstrap, request_timeout_ms=5_000, **overrides)
+
+
+async def delete_records(
+    gateway: KafkaGateway,
+    cluster: str,
+    offsets: Mapping[TopicPartition, int],
+    *,
+    leader_only: bool,
+    timeout_ms: int,
+) -> dict[TopicPartition, PartitionOutcome]:
+    """Every partition's outcome of ``delete_records_as_answered``, once all leaders answered."""
+    outcomes: dict[TopicPartition, PartitionOutcome] = {}
+    async for answer in gateway.delete_records_as_answered(
+        cluster, offsets, leader_only=leader_only, timeout_ms=timeout_ms
+    ):
+        outcomes.update(answer)
+    return outcomes
 
 
 def partition_state(emulator: Any, topic: str, partition: int) -> dict[str, Any]:

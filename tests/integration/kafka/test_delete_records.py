@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kafka_gateway_helpers import CLUSTER, leader_of, log_start_offsets, produce, wait_until
+from kafka_gateway_helpers import CLUSTER, delete_records, leader_of, log_start_offsets, produce, wait_until
 
 from app.adapters.kafka import KafkaClusters
 from app.adapters.kafka.errors import classify, describe
@@ -20,7 +20,8 @@ async def test_mixed_outcomes_in_one_call(emulator: Any, gateway: KafkaClusters)
     await produce(emulator, "orders", {0: 10, 1: 10, 2: 10})
     await produce(emulator, "compacted", {0: 4})
 
-    outcomes = await gateway.delete_records(
+    outcomes = await delete_records(
+        gateway,
         CLUSTER,
         {
             TP("orders", 0): 5,
@@ -64,8 +65,8 @@ async def test_leader_only_answers_before_a_paused_follower(emulator: Any, gatew
     follower = next(b for b in (1, 2, 3) if b != leader)
     emulator.pause_follower("events", 0, follower)
 
-    outcomes = await gateway.delete_records(
-        CLUSTER, {TP("events", 0): 7}, leader_only=True, timeout_ms=30_000
+    outcomes = await delete_records(
+        gateway, CLUSTER, {TP("events", 0): 7}, leader_only=True, timeout_ms=30_000
     )
 
     outcome = outcomes[TP("events", 0)]
@@ -87,7 +88,7 @@ async def test_leader_only_is_never_sent_to_a_v2_broker(emulator: Any, gateway: 
     others = [p for p in (1, 2) if leader_of(emulator, "events", p) != old]
 
     offsets = {TP("events", p): 4 for p in (0, 1, 2)}
-    outcomes = await gateway.delete_records(CLUSTER, offsets, leader_only=True, timeout_ms=5_000)
+    outcomes = await delete_records(gateway, CLUSTER, offsets, leader_only=True, timeout_ms=5_000)
 
     refused = outcomes[TP("events", 0)]
     assert refused.error == "UNSUPPORTED_VERSION"
@@ -105,8 +106,8 @@ async def test_v2_broker_without_leader_only(emulator: Any, gateway: KafkaCluste
     await produce(emulator, "events", {0: 10})
     emulator.set_delete_records_max_version(leader_of(emulator, "events", 0), 2)
 
-    outcomes = await gateway.delete_records(
-        CLUSTER, {TP("events", 0): 6}, leader_only=False, timeout_ms=5_000
+    outcomes = await delete_records(
+        gateway, CLUSTER, {TP("events", 0): 6}, leader_only=False, timeout_ms=5_000
     )
 
     outcome = outcomes[TP("events", 0)]
@@ -122,7 +123,7 @@ async def test_paused_follower_with_v2_times_out(emulator: Any, gateway: KafkaCl
     follower = next(b for b in (1, 2, 3) if b != leader)
     emulator.pause_follower("events", 0, follower)
 
-    outcomes = await gateway.delete_records(CLUSTER, {TP("events", 0): 8}, leader_only=False, timeout_ms=200)
+    outcomes = await delete_records(gateway, CLUSTER, {TP("events", 0): 8}, leader_only=False, timeout_ms=200)
 
     outcome = outcomes[TP("events", 0)]
     assert outcome.error == "REQUEST_TIMED_OUT"
@@ -135,8 +136,8 @@ async def test_v3_without_leader_only_reports_both_offsets(emulator: Any, gatewa
     emulator.create_topic("events", 1, 3)
     await produce(emulator, "events", {0: 10})
 
-    outcomes = await gateway.delete_records(
-        CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000
+    outcomes = await delete_records(
+        gateway, CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000
     )
 
     outcome = outcomes[TP("events", 0)]
@@ -144,7 +145,7 @@ async def test_v3_without_leader_only_reports_both_offsets(emulator: Any, gatewa
 
 
 async def test_empty_request_sends_nothing(gateway: KafkaClusters) -> None:
-    assert await gateway.delete_records(CLUSTER, {}, leader_only=False, timeout_ms=1_000) == {}
+    assert await delete_records(gateway, CLUSTER, {}, leader_only=False, timeout_ms=1_000) == {}
 
 
 async def test_leaders_are_asked_in_parallel(emulator: Any, gateway: KafkaClusters) -> None:
@@ -156,7 +157,7 @@ async def test_leaders_are_asked_in_parallel(emulator: Any, gateway: KafkaCluste
 
     offsets = {TP("events", 0): 2, TP("events", 1): 2}  # the slow leader's request is started first
     pending = asyncio.create_task(
-        gateway.delete_records(CLUSTER, offsets, leader_only=False, timeout_ms=5_000)
+        delete_records(gateway, CLUSTER, offsets, leader_only=False, timeout_ms=5_000)
     )
     await wait_until(lambda: log_start_offsets(emulator, "events", 1)[fast] == 2, timeout_s=1.5)
 

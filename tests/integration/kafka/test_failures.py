@@ -7,7 +7,15 @@ import socket
 from typing import Any
 
 import pytest
-from kafka_gateway_helpers import CLUSTER, cluster_settings, leader_of, log_start_offsets, produce, wait_until
+from kafka_gateway_helpers import (
+    CLUSTER,
+    cluster_settings,
+    delete_records,
+    leader_of,
+    log_start_offsets,
+    produce,
+    wait_until,
+)
 from pydantic import SecretStr
 
 from app.adapters.kafka import KafkaClusters
@@ -30,7 +38,7 @@ async def test_leader_stopping_mid_request_then_success_on_new_leader(
     emulator.inject_fault(old, "DeleteRecords", delay_ms=3_000)
 
     pending = asyncio.create_task(
-        gateway.delete_records(CLUSTER, {TP("events", 0): 4}, leader_only=False, timeout_ms=5_000)
+        delete_records(gateway, CLUSTER, {TP("events", 0): 4}, leader_only=False, timeout_ms=5_000)
     )
     await wait_until(lambda: not emulator.state()["faults"])  # the request reached the broker
     await emulator.stop_broker(old)
@@ -38,7 +46,9 @@ async def test_leader_stopping_mid_request_then_success_on_new_leader(
 
     assert first.error == "NETWORK_EXCEPTION"
     assert classify(first.error) == Retry(refresh_metadata=True)
-    retried = await gateway.delete_records(CLUSTER, {TP("events", 0): 4}, leader_only=False, timeout_ms=5_000)
+    retried = await delete_records(
+        gateway, CLUSTER, {TP("events", 0): 4}, leader_only=False, timeout_ms=5_000
+    )
     assert retried[TP("events", 0)].error == "NONE"
     new = leader_of(emulator, "events", 0)
     assert new != old
@@ -54,8 +64,8 @@ async def test_stopped_leader_is_routed_around_with_fresh_metadata(
     old = leader_of(emulator, "events", 0)
     await emulator.stop_broker(old)
 
-    outcomes = await gateway.delete_records(
-        CLUSTER, {TP("events", 0): 2}, leader_only=False, timeout_ms=5_000
+    outcomes = await delete_records(
+        gateway, CLUSTER, {TP("events", 0): 2}, leader_only=False, timeout_ms=5_000
     )
 
     assert outcomes[TP("events", 0)].error == "NONE"
@@ -68,13 +78,13 @@ async def test_partition_without_leader(emulator: Any, gateway: KafkaClusters) -
     only = leader_of(emulator, "single", 0)
     await emulator.stop_broker(only)
 
-    down = await gateway.delete_records(CLUSTER, {TP("single", 0): 1}, leader_only=False, timeout_ms=1_000)
+    down = await delete_records(gateway, CLUSTER, {TP("single", 0): 1}, leader_only=False, timeout_ms=1_000)
 
     assert down[TP("single", 0)].error == "LEADER_NOT_AVAILABLE"
     assert classify("LEADER_NOT_AVAILABLE").retriable
     await emulator.start_broker(only)
     await wait_until(lambda: leader_of(emulator, "single", 0) == only)
-    up = await gateway.delete_records(CLUSTER, {TP("single", 0): 1}, leader_only=False, timeout_ms=5_000)
+    up = await delete_records(gateway, CLUSTER, {TP("single", 0): 1}, leader_only=False, timeout_ms=5_000)
     assert up[TP("single", 0)].error == "NONE"
 
 
@@ -92,7 +102,7 @@ async def test_unreachable_cluster_is_reported_not_raised() -> None:
         assert not gateway.has_cluster("other")
         assert await gateway.ping("down") is False
         offsets = {TP("a", 0): 1, TP("b", 3): 2}
-        outcomes = await gateway.delete_records("down", offsets, leader_only=False, timeout_ms=1_000)
+        outcomes = await delete_records(gateway, "down", offsets, leader_only=False, timeout_ms=1_000)
         assert {o.error for o in outcomes.values()} == {"NETWORK_EXCEPTION"}
         assert set(outcomes) == set(offsets)
         with pytest.raises(ServiceUnavailable):
@@ -119,11 +129,11 @@ async def test_sasl_plain_cluster() -> None:
         gateway = KafkaClusters({"good": good, "bad": bad})
         try:
             offsets = {TP("events", p): 0 for p in range(3)}
-            ok = await gateway.delete_records("good", offsets, leader_only=True, timeout_ms=5_000)
+            ok = await delete_records(gateway, "good", offsets, leader_only=True, timeout_ms=5_000)
             assert {o.error for o in ok.values()} == {"NONE"}
             assert await gateway.topic_partitions("good", ["events"]) == {"events": 3}
             assert await gateway.ping("bad") is False
-            refused = await gateway.delete_records("bad", offsets, leader_only=True, timeout_ms=5_000)
+            refused = await delete_records(gateway, "bad", offsets, leader_only=True, timeout_ms=5_000)
             assert {o.error for o in refused.values()} == {"NETWORK_EXCEPTION"}
         finally:
             await gateway.close()
@@ -137,20 +147,22 @@ async def test_not_leader_answer_then_success_on_the_moved_leader(
     old = leader_of(emulator, "events", 0)
     emulator.inject_fault(old, "DeleteRecords", error="NOT_LEADER_OR_FOLLOWER")
 
-    first = await gateway.delete_records(CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000)
+    first = await delete_records(gateway, CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000)
 
     assert first[TP("events", 0)].error == "NOT_LEADER_OR_FOLLOWER"
     assert classify("NOT_LEADER_OR_FOLLOWER") == Retry(refresh_metadata=True)
     new = next(b for b in (1, 2, 3) if b != old)
     emulator.move_leader("events", 0, new)
-    retried = await gateway.delete_records(CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000)
+    retried = await delete_records(
+        gateway, CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000
+    )
     assert retried[TP("events", 0)].error == "NONE"
     assert log_start_offsets(emulator, "events", 0)[new] == 3
 
 
 async def test_unknown_cluster_name(gateway: KafkaClusters) -> None:
     with pytest.raises(NotFound):
-        await gateway.delete_records("nope", {TP("a", 0): 1}, leader_only=False, timeout_ms=1_000)
+        await delete_records(gateway, "nope", {TP("a", 0): 1}, leader_only=False, timeout_ms=1_000)
 
 
 async def test_service_principal_without_delete_acl() -> None:
@@ -183,7 +195,7 @@ async def test_service_principal_without_delete_acl() -> None:
         gateway = KafkaClusters({"acl": settings})
         try:
             offsets = {TP("granted", 0): 0, TP("describe-only", 0): 0, TP("hidden", 0): 0}
-            outcomes = await gateway.delete_records("acl", offsets, leader_only=False, timeout_ms=5_000)
+            outcomes = await delete_records(gateway, "acl", offsets, leader_only=False, timeout_ms=5_000)
         finally:
             await gateway.close()
 
@@ -213,14 +225,14 @@ async def test_closing_during_a_request_reports_outcomes(emulator: Any, gateway:
     emulator.create_topic("events", 1, 3)
     emulator.inject_fault(leader_of(emulator, "events", 0), "DeleteRecords", delay_ms=2_000)
     pending = asyncio.create_task(
-        gateway.delete_records(CLUSTER, {TP("events", 0): 0}, leader_only=False, timeout_ms=5_000)
+        delete_records(gateway, CLUSTER, {TP("events", 0): 0}, leader_only=False, timeout_ms=5_000)
     )
     await wait_until(lambda: not emulator.state()["faults"])
 
     await gateway.close()
 
     assert (await pending)[TP("events", 0)].error == "NETWORK_EXCEPTION"
-    after = await gateway.delete_records(CLUSTER, {TP("events", 0): 0}, leader_only=False, timeout_ms=5_000)
+    after = await delete_records(gateway, CLUSTER, {TP("events", 0): 0}, leader_only=False, timeout_ms=5_000)
     assert after[TP("events", 0)].error == "NONE"  # a closed gateway reconnects on next use
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kafka_gateway_helpers import CLUSTER, produce
+from kafka_gateway_helpers import CLUSTER, delete_records, produce
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition
@@ -17,7 +17,9 @@ TP = TopicPartition
 async def test_high_watermarks_and_log_start_offsets(emulator: Any, gateway: KafkaClusters) -> None:
     emulator.create_topic("events", 3, 3)
     await produce(emulator, "events", {0: 10, 1: 3})
-    deleted = await gateway.delete_records(CLUSTER, {TP("events", 0): 4}, leader_only=False, timeout_ms=5_000)
+    deleted = await delete_records(
+        gateway, CLUSTER, {TP("events", 0): 4}, leader_only=False, timeout_ms=5_000
+    )
     assert deleted[TP("events", 0)].error == "NONE"
     partitions = [TP("events", p) for p in range(3)]
 

@@ -10,6 +10,7 @@ import pytest
 from kafka_gateway_helpers import (
     CLUSTER,
     cluster_settings,
+    delete_records,
     leader_of,
     log_start_offsets,
     partition_state,
@@ -70,8 +71,8 @@ async def test_deletion_follows_a_moved_leader_in_the_same_call(
     new = next(b for b in sorted(emulator.brokers) if b != old)
     emulator.move_leader("events", 0, new)
 
-    outcomes = await gateway.delete_records(
-        CLUSTER, {TP("events", 0): 4, TP("events", 1): 4}, leader_only=True, timeout_ms=5_000
+    outcomes = await delete_records(
+        gateway, CLUSTER, {TP("events", 0): 4, TP("events", 1): 4}, leader_only=True, timeout_ms=5_000
     )
 
     assert {tp: o.error for tp, o in outcomes.items()} == {TP("events", 0): "NONE", TP("events", 1): "NONE"}
@@ -86,7 +87,9 @@ async def test_deletion_routes_around_a_stopped_leader(emulator: Any, gateway: K
     old = leader_of(emulator, "events", 0)
     await emulator.stop_broker(old)
 
-    outcomes = await gateway.delete_records(CLUSTER, {TP("events", 0): 2}, leader_only=True, timeout_ms=5_000)
+    outcomes = await delete_records(
+        gateway, CLUSTER, {TP("events", 0): 2}, leader_only=True, timeout_ms=5_000
+    )
 
     assert outcomes[TP("events", 0)].error == "NONE"
     assert leader_of(emulator, "events", 0) != old

@@ -6,7 +6,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from kafka_gateway_helpers import CLUSTER
+from kafka_gateway_helpers import CLUSTER, delete_records
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition
@@ -24,14 +24,14 @@ async def test_ten_thousand_partitions_one_request_per_broker(emulator: Any, gat
     for broker in (1, 2, 3):
         emulator.inject_fault(broker, "DeleteRecords", error="KAFKA_STORAGE_ERROR")
 
-    failed = await gateway.delete_records(CLUSTER, offsets, leader_only=False, timeout_ms=30_000)
+    failed = await delete_records(gateway, CLUSTER, offsets, leader_only=False, timeout_ms=30_000)
 
     assert len(failed) == PARTITIONS
     assert Counter(o.error for o in failed.values()) == {"KAFKA_STORAGE_ERROR": PARTITIONS}
     assert emulator.state()["faults"] == []
 
     started = time.perf_counter()
-    done = await gateway.delete_records(CLUSTER, offsets, leader_only=True, timeout_ms=30_000)
+    done = await delete_records(gateway, CLUSTER, offsets, leader_only=True, timeout_ms=30_000)
     elapsed = time.perf_counter() - started
 
     assert Counter(o.error for o in done.values()) == {"NONE": PARTITIONS}

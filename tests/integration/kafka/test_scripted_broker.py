@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from kafka_gateway_helpers import delete_records
 from scripted_broker import ScriptedBroker
 
 from app.adapters.kafka import KafkaClusters
@@ -36,8 +37,12 @@ async def test_partition_missing_from_the_response_fails_alone() -> None:
             {"c": ClusterSettings(bootstrap_servers=broker.bootstrap, request_timeout_ms=2_000)}
         )
         try:
-            outcomes = await gateway.delete_records(
-                "c", {TP("t", 0): 9, TP("t", 1): 9, TP("t", 2): 9}, leader_only=True, timeout_ms=1_000
+            outcomes = await delete_records(
+                gateway,
+                "c",
+                {TP("t", 0): 9, TP("t", 1): 9, TP("t", 2): 9},
+                leader_only=True,
+                timeout_ms=1_000,
             )
         finally:
             await gateway.close()
@@ -71,10 +76,10 @@ async def test_silent_broker_times_out_on_the_client_after_the_broker_timeout() 
         gateway = KafkaClusters({"c": settings})
         try:
             started = time.monotonic()
-            outcomes = await gateway.delete_records("c", {TP("t", 0): 1}, leader_only=False, timeout_ms=300)
+            outcomes = await delete_records(gateway, "c", {TP("t", 0): 1}, leader_only=False, timeout_ms=300)
             waited = time.monotonic() - started
             # The silent connection was dropped, so the next request is not stuck behind the lost answer.
-            again = await gateway.delete_records("c", {TP("t", 0): 1}, leader_only=False, timeout_ms=400)
+            again = await delete_records(gateway, "c", {TP("t", 0): 1}, leader_only=False, timeout_ms=400)
         finally:
             await gateway.close()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kafka_gateway_helpers import CLUSTER, produce
+from kafka_gateway_helpers import CLUSTER, delete_records, produce
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition
@@ -18,7 +18,7 @@ TP = TopicPartition
 async def test_concurrent_offset_reads_share_metadata(emulator: Any, gateway: KafkaClusters) -> None:
     emulator.create_topic("events", 3, 3)
     await produce(emulator, "events", {0: 5, 2: 2})
-    await gateway.delete_records(CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000)
+    await delete_records(gateway, CLUSTER, {TP("events", 0): 3}, leader_only=False, timeout_ms=5_000)
     partitions = [TP("events", p) for p in range(3)]
     starts, ends = await asyncio.gather(
         gateway.log_start_offsets(CLUSTER, partitions), gateway.high_watermarks(CLUSTER, partitions)

@@ -12,6 +12,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from kafka_gateway_helpers import delete_records
 from scripted_broker import ScriptedBroker
 
 from app.adapters.kafka import KafkaClusters
@@ -76,8 +77,8 @@ async def test_ssl_cluster_with_configured_ca(tmp_path: Path) -> None:
         untrusted = trusted.model_copy(update={"ssl_cafile": None})
         gateway = KafkaClusters({"tls": trusted, "untrusted": untrusted})
         try:
-            outcomes = await gateway.delete_records(
-                "tls", {TopicPartition("t", 0): 2}, leader_only=True, timeout_ms=1_000
+            outcomes = await delete_records(
+                gateway, "tls", {TopicPartition("t", 0): 2}, leader_only=True, timeout_ms=1_000
             )
             assert await gateway.ping("untrusted") is False
         finally:
