@@ -69,6 +69,7 @@ async def apply_updates(
     rows are partly still being sent, are not rolled up; ``earlier``: rows of ``claims`` written before
     with a terminal status, known to the roll-up and the completion summary without reading them back."""
     result = ApplyResult()
+    samples = {claim.deletion_id: claim for claim in claims.values()}
     async with write_transaction(sessionmaker) as session:
         deletions = sorted({claims[u.id].deletion_id for u in updates})
         before = await repo.lock_deletions(session, deletions)
@@ -77,24 +78,20 @@ async def apply_updates(
         )
         await asyncio.sleep(0)  # the UPDATE goes out; the summaries are rendered while it runs
         try:
-            ahead = _completions_ahead(updates, earlier, claims, before, open_deletions, owner)
+            known = _known(updates, earlier, claims, before, open_deletions)  # if every row is written
+            ahead = _completions_ahead(known, claims, samples, before, owner)
         finally:
             written = await writing
         fresh = [u for u in updates if u.id in written]
-        if len(fresh) < len(updates):  # rows lost to another claim: the summaries ahead may be wrong
-            ahead = {}
+        if len(fresh) < len(updates):  # rows lost to another claim: what was assumed ahead is wrong
+            ahead, known = {}, _known(fresh, earlier, claims, before, open_deletions)
         result.written, result.stale = written, len(updates) - len(fresh)
         result.applied.update(u.status for u in fresh)
-        deletion_ids = sorted({claims[u.id].deletion_id for u in fresh} - set(open_deletions))
-        rolled = set(deletion_ids)
-        known_rows = [u for u in earlier if claims[u.id].deletion_id in rolled] + fresh
-        known = _wholly_written_counts(known_rows, claims, before)
-        completed = await _roll_up(session, deletion_ids, before, known, now)
+        completed = await _roll_up(session, known.deletion_ids, before, known.counts, now)
         rest = {d: completion for d, completion in completed.items() if d not in ahead}
-        outcomes = _written_outcomes(rest, known_rows, claims, owner)
+        outcomes = _written_outcomes(rest, known.rows, claims, owner)
         if unknown := [deletion_id for deletion_id in rest if deletion_id not in outcomes]:
             outcomes.update(await repo.partition_outcomes(session, unknown))
-        samples = {claim.deletion_id: claim for claim in claims.values()}
         events = [
             _failure_event(claims[update.id], update, owner)
             for update in fresh
@@ -112,25 +109,43 @@ async def apply_updates(
     return result
 
 
-def _completions_ahead(
-    updates: Sequence[PartitionUpdate],
+@dataclass(frozen=True)
+class _Known:
+    """What a write knows of the deletions it rolls up."""
+
+    deletion_ids: list[str]  # the deletions to roll up: written to, none of their rows still being sent
+    rows: list[PartitionUpdate]  # their rows written here, and those written before with a terminal status
+    counts: dict[str, dict[PartitionStatus, int]]  # per-status counts of those whose every row is in rows
+
+
+def _known(
+    written: Sequence[PartitionUpdate],
     earlier: Sequence[PartitionUpdate],
     claims: Mapping[int, Claim],
     locked: Mapping[str, repo.LockedDeletion],
     open_deletions: Collection[str],
+) -> _Known:
+    deletion_ids = sorted({claims[u.id].deletion_id for u in written} - set(open_deletions))
+    rolled = set(deletion_ids)
+    rows = [u for u in earlier if claims[u.id].deletion_id in rolled] + list(written)
+    return _Known(deletion_ids, rows, _wholly_written_counts(rows, claims, locked))
+
+
+def _completions_ahead(
+    known: _Known,
+    claims: Mapping[int, Claim],
+    samples: Mapping[str, Claim],
+    locked: Mapping[str, repo.LockedDeletion],
     owner: str,
 ) -> dict[str, NewEvent]:
-    """The completion events, details rendered, of the deletions this write completes if it writes every
-    update (the usual case) and knows every row of: what ``apply_updates`` appends for them then."""
-    rolled = {claims[u.id].deletion_id for u in updates} - set(open_deletions)
-    known_rows = [u for u in earlier if claims[u.id].deletion_id in rolled] + list(updates)
+    """The completion events, details rendered, of the deletions whose every row is ``known`` and that
+    become terminal: what ``apply_updates`` appends for them when the write writes every row."""
     completed: dict[str, tuple[DeletionStatus, dict[PartitionStatus, int]]] = {}
-    for deletion_id, counts in _wholly_written_counts(known_rows, claims, locked).items():
+    for deletion_id, counts in known.counts.items():
         status = overall_status(Counter(counts).elements())
         if _completes(status, locked[deletion_id].status):
             completed[deletion_id] = (status, counts)
-    outcomes = _written_outcomes(completed, known_rows, claims, owner)
-    samples = {claims[u.id].deletion_id: claims[u.id] for u in updates}
+    outcomes = _written_outcomes(completed, known.rows, claims, owner)
     return {
         deletion_id: rendered(
             _completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
