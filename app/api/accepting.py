@@ -34,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import write_transaction
-from app.audit import NewEvent, append_events
+from app.audit import NewEvent, append_events, rendered
 from app.metrics import accept_transactions_total, early_inserts_total
 from app.worker.executor import Executor
 from app.worker.handoff import handoff_to
@@ -76,11 +76,21 @@ Waiting = tuple[Accepted, "asyncio.Future[Stored]"]
 EARLY_MIN_PARTITIONS = 1_000
 
 
+# The loop turns ``store_early`` lets pass before it predicts: enough for the reads started right after
+# it (metadata, configs, the group listing) to be on their sockets.
+READS_OUT_TURNS = 3
+# The loop turns an early insert's commit lets pass before the request is answered: enough for the
+# executor to group the claimed rows and write one DeleteRecords request per leader.
+SEND_TURNS = 3
+
+
 class Abandoned(Exception):
     """The request of an early insert was refused (or is stored the usual way): roll the insert back."""
 
 
-Prediction = tuple[Deletion, Sequence[repo.PlannedPartition]]
+# What an early insert stores if the checks pass: the deletion, its planned partitions, and its
+# ``deletion.requested`` event when no consumer group's unread records are overridden (made on demand).
+Prediction = tuple[Deletion, Sequence[repo.PlannedPartition], Callable[[], NewEvent]]
 
 
 class EarlyInsert:
@@ -91,16 +101,20 @@ class EarlyInsert:
         self,
         task: asyncio.Task[Stored],
         prediction: asyncio.Future[Prediction | None],
-        event: asyncio.Future[NewEvent],
+        event: asyncio.Future[NewEvent | None],
     ) -> None:
         self._task, self._prediction, self._event = task, prediction, event
 
     async def commit(
-        self, planned: Sequence[repo.PlannedPartition], event_for: Callable[[Deletion], NewEvent]
+        self,
+        planned: Sequence[repo.PlannedPartition],
+        event_for: Callable[[Deletion], NewEvent] | None = None,
     ) -> Stored | None:
-        """Append the event ``event_for`` makes for the deletion and commit, if the checks planned what
-        was inserted; None otherwise, or when the early insert failed (store the deletion the usual way
-        then: that also answers an Idempotency-Key taken meanwhile)."""
+        """Append the deletion's event and commit, if the checks planned what was inserted; None
+        otherwise, or when the early insert failed (store the deletion the usual way then: that also
+        answers an Idempotency-Key taken meanwhile). ``event_for`` makes the event when it is not the
+        predicted one (the checks overrode consumer groups); the predicted one is rendered while the
+        partitions are inserted."""
         try:
             prediction = await asyncio.shield(self._prediction)
         except Abandoned:
@@ -111,7 +125,7 @@ class EarlyInsert:
         if prediction is None or prediction[1] != planned:
             await self.abandon()
             return None
-        self._event.set_result(event_for(prediction[0]))
+        self._event.set_result(None if event_for is None else event_for(prediction[0]))
         try:
             stored = await self._task
         except Abandoned:  # its Idempotency-Key was stored meanwhile: the usual way answers the replay
@@ -122,6 +136,10 @@ class EarlyInsert:
             early_inserts_total.labels(outcome="failed").inc()
             return None
         early_inserts_total.labels(outcome="committed").inc()
+        # The executor took the claimed rows as the transaction committed: it puts them on the wire
+        # before this request's answer (a first page of up to 1,000 partitions) is built.
+        for _ in range(SEND_TURNS):
+            await asyncio.sleep(0)
         return stored
 
     async def abandon(self) -> None:
@@ -168,7 +186,7 @@ class AcceptBatcher:
             return None
         loop = asyncio.get_running_loop()
         prediction: asyncio.Future[Prediction | None] = loop.create_future()
-        event: asyncio.Future[NewEvent] = loop.create_future()
+        event: asyncio.Future[NewEvent | None] = loop.create_future()
         task = asyncio.create_task(self._insert_early(predict, prediction, event), name="early insert")
         return EarlyInsert(task, prediction, event)
 
@@ -180,12 +198,14 @@ class AcceptBatcher:
         self,
         predict: Callable[[], Prediction | None],
         prediction: asyncio.Future[Prediction | None],
-        event: asyncio.Future[NewEvent],
+        event: asyncio.Future[NewEvent | None],
     ) -> Stored:
         # The request's reads to the cluster, started right after this task, go out first: the
-        # prediction is made while the cluster answers.
+        # prediction is made while the cluster answers. A read reaches its socket a few steps of the
+        # event loop after it starts (its task, then the shared request's task): this task waits them out.
         try:
-            await asyncio.sleep(0)
+            for _ in range(READS_OUT_TURNS):
+                await asyncio.sleep(0)
             predicted = predict()
         except BaseException as exc:  # commit, waiting for the prediction, stores the deletion the usual way
             prediction.set_exception(exc if isinstance(exc, Exception) else Abandoned("cancelled"))
@@ -193,14 +213,19 @@ class AcceptBatcher:
         prediction.set_result(predicted)
         if predicted is None:
             raise Abandoned("nothing to insert before the checks")
-        deletion, planned = predicted
+        deletion, planned, predicted_event = predicted
         async with handoff_to(self._executor) as handoff, write_transaction(self._sessionmaker) as session:
             key = key_of(deletion)
             if key is not None and await repo.find_by_idempotency_keys(session, [key]):
                 raise Abandoned("Idempotency-Key already stored")
             deletion.created_at = deletion.updated_at = datetime.now(UTC)
-            await handoff.create_deletions(session, [(deletion, planned)])
-            requested = dataclasses.replace(await event, occurred_at=deletion.created_at)
+            inserting = asyncio.ensure_future(handoff.create_deletions(session, [(deletion, planned)]))
+            try:
+                await asyncio.sleep(0)  # the INSERT goes out; the predicted event is rendered meanwhile
+                expected = rendered(predicted_event())
+            finally:
+                await inserting
+            requested = dataclasses.replace(await event or expected, occurred_at=deletion.created_at)
             await append_events(session, [requested])
         accept_transactions_total.inc()
         return Stored(deletion, created=True)

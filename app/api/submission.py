@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session
-from app.api.accepting import Accepted, EarlyInsert, Stored
+from app.api.accepting import Accepted, EarlyInsert, Prediction, Stored
 from app.api.deps import Services
 from app.api.planning import plan_deletion, predicted_partitions
 from app.api.schemas.deletions import DeletionCreate
@@ -162,9 +162,12 @@ def _insert_early(services: Services, fields: _Fields) -> EarlyInsert | None:
     if not services.accepting.stores_early(len(fields.request.partitions)):
         return None
 
-    def predict() -> tuple[Deletion, list[repo.PlannedPartition]] | None:
+    def predict() -> Prediction | None:
         predicted = predicted_partitions(fields.request)
-        return None if predicted is None else (_new_deletion(fields, predicted), predicted)
+        if predicted is None:
+            return None
+        deletion = _new_deletion(fields, predicted)
+        return deletion, predicted, lambda: _requested_event(fields, deletion, predicted, ())
 
     return services.accepting.store_early(predict)
 
@@ -178,6 +181,8 @@ async def _commit_early(
     """The early insert committed with its event; None when there is none or it did not work out."""
     if early is None:
         return None
+    if not overridden:
+        return await early.commit(planned)
     return await early.commit(
         planned, lambda deletion: _requested_event(fields, deletion, planned, overridden)
     )

@@ -220,10 +220,10 @@ class Executor:
 
     async def _process_batch(self, claims: Sequence[Claim], requesters: Mapping[str, Requester]) -> int:
         groups = group_claims(claims, utcnow(), self._policy_map(claims))
-        # Marking the deletions started runs alongside the sends, not before them.
+        # Marking the deletions started runs alongside the sends, after them.
         results = await asyncio.gather(
-            self._mark_started(claims),
             *(self._send_and_apply(group, requesters) for group in groups),
+            self._mark_started(claims),
             return_exceptions=True,
         )
         for result in results:

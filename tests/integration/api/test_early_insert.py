@@ -140,7 +140,22 @@ def _deletion(partitions: int) -> tuple[Deletion, list[PlannedPartition]]:
     return new_deletion(planned), planned
 
 
-def _event(deletion: Deletion) -> NewEvent:
+def _prediction(
+    deletion: Deletion, planned: list[PlannedPartition]
+) -> tuple[Deletion, list[PlannedPartition], Callable[[], NewEvent]]:
+    return deletion, planned, lambda: _event(deletion, made="predicted")
+
+
+async def _requested_details(sessionmaker: Maker, deletion: Deletion) -> Any:
+    async with read_session(sessionmaker) as session:
+        return await session.scalar(
+            select(AuditEvent.details).where(
+                AuditEvent.deletion_id == deletion.id, AuditEvent.action == "deletion.requested"
+            )
+        )
+
+
+def _event(deletion: Deletion, made: str = "at commit") -> NewEvent:
     return NewEvent(
         action="deletion.requested",
         principal=deletion.principal,
@@ -148,7 +163,7 @@ def _event(deletion: Deletion) -> NewEvent:
         request_id=deletion.request_id,
         cluster=deletion.cluster,
         deletion_id=deletion.id,
-        details={"reason": deletion.reason},
+        details={"reason": deletion.reason, "made": made},
     )
 
 
@@ -156,7 +171,7 @@ async def test_an_early_insert_is_invisible_until_committed(sessionmaker: Maker)
     batcher = AcceptBatcher(sessionmaker, None, max_partitions=10_000)
     assert not batcher.stores_early(EARLY_MIN_PARTITIONS - 1)  # small: group commit
     deletion, planned = _deletion(EARLY_MIN_PARTITIONS)
-    early = batcher.store_early(lambda: (deletion, planned))
+    early = batcher.store_early(lambda: _prediction(deletion, planned))
     if not is_postgresql(sessionmaker):
         assert not batcher.stores_early(EARLY_MIN_PARTITIONS)
         assert early is None  # one writer at a time: never held while the cluster is asked
@@ -165,23 +180,39 @@ async def test_an_early_insert_is_invisible_until_committed(sessionmaker: Maker)
     await asyncio.sleep(0.3)  # the insert runs meanwhile; the transaction waits for the event
     assert await _counts(sessionmaker) == (0, 0, 0)
 
-    stored = await early.commit(list(planned), _event)
+    # Committed as predicted: the event rendered while the partitions were inserted is the one stored.
+    stored = await early.commit(list(planned))
     assert stored is not None
     assert stored.created
     assert stored.deletion is deletion
     assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
+    assert await _requested_details(sessionmaker, deletion) == {
+        "reason": deletion.reason,
+        "made": "predicted",
+    }
+
+    # The checks made another event (consumer groups overridden): that one is stored.
+    overriding, overriding_planned = _deletion(EARLY_MIN_PARTITIONS)
+    other_event = batcher.store_early(lambda: _prediction(overriding, overriding_planned))
+    assert other_event is not None
+    assert await other_event.commit(list(overriding_planned), _event) is not None
+    assert await _counts(sessionmaker) == (2, 2 * EARLY_MIN_PARTITIONS, 2)
+    assert await _requested_details(sessionmaker, overriding) == {
+        "reason": overriding.reason,
+        "made": "at commit",
+    }
 
     other, other_planned = _deletion(EARLY_MIN_PARTITIONS)
-    abandoned = batcher.store_early(lambda: (other, other_planned))
+    abandoned = batcher.store_early(lambda: _prediction(other, other_planned))
     assert abandoned is not None
     await abandoned.abandon()
-    assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
+    assert await _counts(sessionmaker) == (2, 2 * EARLY_MIN_PARTITIONS, 2)
 
     # The checks planned other partitions than were inserted: rolled back, stored the usual way.
     changed, changed_planned = _deletion(EARLY_MIN_PARTITIONS)
-    mismatched = batcher.store_early(lambda: (changed, changed_planned))
+    mismatched = batcher.store_early(lambda: _prediction(changed, changed_planned))
     assert mismatched is not None
     assert await mismatched.commit(list(changed_planned[1:]), _event) is None
-    assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
+    assert await _counts(sessionmaker) == (2, 2 * EARLY_MIN_PARTITIONS, 2)
     async with read_session(sessionmaker) as session:
         assert (await verify_chain(session)).ok
