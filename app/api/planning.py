@@ -44,11 +44,10 @@ class Plan:
     layouts: dict[str, TopicLayout]
 
     def partitions(self) -> list[PlannedPartition]:
+        resolved, specs, new = self.resolved, self.specs, tuple.__new__  # (named tuples built in C)
         return [
-            PlannedPartition(
-                c.partition, c.spec.requested_offset, self.resolved[c.partition], self.specs[c.entry]
-            )
-            for c in self.cuts
+            new(PlannedPartition, (tp, spec.requested_offset, resolved[tp], specs[entry]))
+            for entry, tp, spec in self.cuts
         ]
 
 
@@ -139,6 +138,7 @@ async def _plan(
         SpecEntry(i, e.topic, e.partition, spec)
         for i, (e, spec) in enumerate(zip(request.partitions, specs, strict=True))
     ]
+
     layouts = await layouts_read
     cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
     if recent and any(p.unknown for p in problems):
@@ -313,11 +313,14 @@ def predicted_partitions(request: DeletionCreate) -> list[PlannedPartition] | No
     otherwise. Lets a large deletion be written while it is still being checked (``app.api.accepting``)."""
     _, stored = entry_specs(request.partitions)
     planned = []
+    new = tuple.__new__  # named tuples built in C
     for entry, spec in zip(request.partitions, stored, strict=True):
         partition, offset = entry.partition, entry.offset
         if partition is None or offset is None or offset < 0:
             return None
-        planned.append(PlannedPartition(TopicPartition(entry.topic, partition), offset, offset, spec))
+        planned.append(
+            new(PlannedPartition, (new(TopicPartition, (entry.topic, partition)), offset, offset, spec))
+        )
     return planned
 
 

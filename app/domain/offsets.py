@@ -74,6 +74,9 @@ class Problem:
     unknown: bool = False  # names a topic or partition that does not exist
 
 
+_new = tuple.__new__
+
+
 def expand(
     entries: Sequence[SpecEntry], partition_counts: Mapping[str, int]
 ) -> tuple[list[PlannedCut], list[Problem]]:
@@ -81,20 +84,21 @@ def expand(
     cuts: list[PlannedCut] = []
     problems: list[Problem] = []
     seen: dict[TopicPartition, int] = {}
-    for entry in entries:
-        count = partition_counts.get(entry.topic)
-        if count is None or (entry.partition is not None and entry.partition >= count):
-            where = entry.topic if entry.partition is None else f"{entry.topic}-{entry.partition}"
-            problems.append(Problem(entry.position, f"unknown topic or partition {where}", unknown=True))
+    for position, topic, partition, spec in entries:
+        count = partition_counts.get(topic)
+        if count is None or (partition is not None and partition >= count):
+            where = topic if partition is None else f"{topic}-{partition}"
+            problems.append(Problem(position, f"unknown topic or partition {where}", unknown=True))
             continue
-        numbers = range(count) if entry.partition is None else [entry.partition]
-        for number in numbers:
-            tp = TopicPartition(entry.topic, number)
+        for number in range(count) if partition is None else (partition,):
+            # Built with tuple.__new__: a named tuple's own constructor is Python code, and a request
+            # names up to 10,000 partitions.
+            tp = _new(TopicPartition, (topic, number))
             if tp in seen:
-                problems.append(Problem(entry.position, f"{tp} is also named by entry {seen[tp]}"))
+                problems.append(Problem(position, f"{tp} is also named by entry {seen[tp]}"))
                 continue
-            seen[tp] = entry.position
-            cuts.append(PlannedCut(entry.position, tp, entry.spec))
+            seen[tp] = position
+            cuts.append(_new(PlannedCut, (position, tp, spec)))
     return cuts, problems
 
 

@@ -53,3 +53,13 @@ def test_a_partition_named_by_two_deletions_goes_into_separate_calls() -> None:
     ]
     groups = group_claims(claims, NOW, POLICIES)
     assert [[c.id for c in g.claims] for g in groups] == [[1, 3], [2]]
+
+
+def test_one_deletions_rows_in_one_state_make_one_call_in_their_order() -> None:
+    claims = [BASE._replace(id=10 - n, partition=n) for n in range(5)]
+    [group] = group_claims(claims, NOW, POLICIES)
+    assert (group.cluster, group.leader_only, group.timeout_ms) == ("demo", False, 15_000)
+    assert group.claims == tuple(claims)
+    # The same wait as when they share a call with another deletion's rows.
+    mixed = group_claims([*claims, BASE._replace(id=99, deletion_id="b", partition=9)], NOW, POLICIES)
+    assert [(g.timeout_ms, len(g.claims)) for g in mixed] == [(15_000, 6)]
