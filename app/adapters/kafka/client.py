@@ -109,6 +109,18 @@ class ClusterClient:
             client, self._client = self._client, None
             await client.close()
 
+    async def connect_all(self) -> None:
+        """Open a connection to every broker the client knows (versions negotiated), each within the
+        request timeout; a broker that cannot be reached is skipped."""
+        if self._client is None:
+            return
+        for node in self.nodes():
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    await self._client.ready(node)
+            except (KafkaError, OSError, TimeoutError):
+                continue
+
     def nodes(self) -> list[Any]:
         """The brokers the client knows, the one that last answered metadata first, the others shuffled."""
         if self._client is None:

@@ -50,6 +50,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
             SingleFlight()
         )
         self._shared_groups: SingleFlight[str, list[str]] = SingleFlight()
+        self._warming: list[asyncio.Task[None]] = []
         self._recent = {
             name: RecentTopics(settings.metadata_max_age_ms / 1000)
             for name, settings in self._settings.items()
@@ -59,9 +60,24 @@ class KafkaClusters(ClusterInspection, TopicListing):
         return cluster in self._settings
 
     async def start(self) -> None:
-        """Nothing to do: clients connect on first use, so a cluster that is down cannot stop the service."""
+        """Connect to every cluster's brokers in the background, so the first request after a start does
+        not wait for connections; a cluster that is down cannot stop the service (its client connects on
+        first use then)."""
+        self._warming = [
+            asyncio.create_task(self._warm(name), name=f"connect {name}") for name in self._settings
+        ]
+
+    async def _warm(self, cluster: str) -> None:
+        try:
+            client = await self._client(cluster)
+            await client.connect_all()
+        except Exception as exc:  # any request retries the connection
+            log.info("cluster %r: not connected at start-up: %s", cluster, exc)
 
     async def close(self) -> None:
+        for task in self._warming:
+            task.cancel()
+        await asyncio.gather(*self._warming, return_exceptions=True)
         clients, self._clients = list(self._clients.values()), {}
         await asyncio.gather(*(client.close() for client in clients))
 

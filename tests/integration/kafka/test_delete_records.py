@@ -83,6 +83,7 @@ async def test_leader_only_is_never_sent_to_a_v2_broker(emulator: Any, gateway: 
     await produce(emulator, "events", {0: 10, 1: 10, 2: 10})
     old = leader_of(emulator, "events", 0)
     emulator.set_delete_records_max_version(old, 2)
+    await emulator.drop_connections(old)  # versions are negotiated per connection (the gateway connected)
     # Would fail the next DeleteRecords this broker receives; it must still be pending afterwards.
     emulator.inject_fault(old, "DeleteRecords", error="UNKNOWN_SERVER_ERROR")
     others = [p for p in (1, 2) if leader_of(emulator, "events", p) != old]
@@ -105,6 +106,7 @@ async def test_v2_broker_without_leader_only(emulator: Any, gateway: KafkaCluste
     emulator.create_topic("events", 1, 3)
     await produce(emulator, "events", {0: 10})
     emulator.set_delete_records_max_version(leader_of(emulator, "events", 0), 2)
+    await emulator.drop_connections()  # versions are negotiated per connection (the gateway connected)
 
     outcomes = await delete_records(
         gateway, CLUSTER, {TP("events", 0): 6}, leader_only=False, timeout_ms=5_000
@@ -120,6 +122,7 @@ async def test_paused_follower_with_v2_times_out(emulator: Any, gateway: KafkaCl
     await produce(emulator, "events", {0: 10})
     leader = leader_of(emulator, "events", 0)
     emulator.set_delete_records_max_version(leader, 2)
+    await emulator.drop_connections(leader)  # versions are negotiated per connection (the gateway connected)
     follower = next(b for b in (1, 2, 3) if b != leader)
     emulator.pause_follower("events", 0, follower)
 

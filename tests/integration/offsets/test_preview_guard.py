@@ -86,6 +86,7 @@ async def test_leader_only_on_a_v2_broker_is_predicted_unsupported(
     await produce(emulator, "orders", {0: 2, 1: 2, 2: 2})
     for broker in (1, 2, 3):
         emulator.set_delete_records_max_version(broker, 2)
+    await emulator.drop_connections()  # versions are negotiated per connection (the service connected)
     request = body({"topic": "orders", "offset": 1}, dry_run=True, leader_only=True)
     preview = (await app_client.post("/v1/deletions", json=request, headers=alice)).json()
     assert {p["predicted_outcome"] for p in preview["partitions"]} == {"UNSUPPORTED_VERSION"}

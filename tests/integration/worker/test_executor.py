@@ -85,6 +85,7 @@ async def test_v2_brokers_timeout_is_read_as_leader_truncated(
     # No LeaderLogStartOffset below v3: only the broker's REQUEST_TIMED_OUT says the leader truncated.
     for broker in (1, 2, 3):
         emulator.set_delete_records_max_version(broker, 2)
+    await emulator.drop_connections()  # versions are negotiated per connection (the service connected)
     follower = next(b for b in (1, 2, 3) if b != leader_of(emulator, orders, 3))
     emulator.pause_follower(orders, 3, follower)
     deletion_id = await insert_deletion(sessionmaker, [Target(orders, 3, 8)], timeout_ms=4_000)
@@ -201,6 +202,7 @@ async def test_leader_only_against_a_v2_broker_fails_unsupported_version(
 ) -> None:
     for broker in (1, 2, 3):
         emulator.set_delete_records_max_version(broker, 2)
+    await emulator.drop_connections()  # versions are negotiated per connection (the service connected)
     deletion_id = await insert_deletion(sessionmaker, [Target(orders, 0, 2)], leader_only=True)
     assert await drive(executor, sessionmaker, deletion_id) == "failed"
     [row] = await partitions_of(sessionmaker, deletion_id)
