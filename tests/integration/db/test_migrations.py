@@ -6,9 +6,10 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect, select
+from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
 from app.adapters.db.migrate import current_revision, downgrade, head_revisions, upgrade
@@ -120,3 +121,24 @@ async def test_no_drift_between_models_and_migrations(migrated_url: str) -> None
             assert await conn.run_sync(diff) == []
     finally:
         await engine.dispose()
+
+
+async def test_audit_details_are_compressed_with_lz4_on_postgresql(migrated_url: str) -> None:
+    """Where the server has LZ4, a big completion summary is compressed with it (cheaper than pglz)."""
+    if not migrated_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL only: SQLite stores JSON as plain text")
+    engine = create_engine(migrated_url)
+    try:
+        async with engine.connect() as conn:
+            available = await conn.scalar(
+                text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
+            )
+            method = await conn.scalar(
+                text(
+                    "SELECT attcompression::text FROM pg_attribute "
+                    "WHERE attrelid = 'audit_event'::regclass AND attname = 'details'"
+                )
+            )
+    finally:
+        await engine.dispose()
+    assert method == ("l" if available else "")
