@@ -1,7 +1,7 @@
 """Writing outcomes back: one transaction per write (``app.worker.writeback`` writes a sent group's answers
 as they arrive), fenced per row, audited in the same transaction.
 
-In order, inside one write transaction: lock the affected deletions (id order), write every row this
+In order, inside one write transaction: lock the deletions it rolls up (id order), write every row this
 worker still holds with the fence it claimed (one statement on PostgreSQL, one executemany on SQLite),
 roll each deletion's status up from per-status counts (one query for all, one UPDATE per status reached,
 so a batch of many small deletions costs the same statements as one), then append one
@@ -72,7 +72,8 @@ async def apply_updates(
     samples = {claim.deletion_id: claim for claim in claims.values()}
     async with write_transaction(sessionmaker) as session:
         deletions = sorted({claims[u.id].deletion_id for u in updates})
-        before = await repo.lock_deletions(session, deletions)
+        # Only the deletions rolled up here are locked: writes of rows of open deletions run side by side.
+        before = await repo.lock_deletions(session, [d for d in deletions if d not in open_deletions])
         writing = asyncio.ensure_future(
             repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
         )
@@ -127,7 +128,7 @@ def _known(
 ) -> _Known:
     deletion_ids = sorted({claims[u.id].deletion_id for u in written} - set(open_deletions))
     rolled = set(deletion_ids)
-    rows = [u for u in earlier if claims[u.id].deletion_id in rolled] + list(written)
+    rows = [u for u in (*earlier, *written) if claims[u.id].deletion_id in rolled]
     return _Known(deletion_ids, rows, _wholly_written_counts(rows, claims, locked))
 
 

@@ -1,14 +1,16 @@
 """Writing a sent group's outcomes back while its leaders are still answering.
 
-Each leader's answer is decided as it arrives and queued here; one transaction at a time writes what is
-queued (``applying.apply_updates``), so outcomes decided while a transaction runs go together in the
-next one. A 10,000-partition deletion over three leaders is thus mostly written while the slowest leader
-is still working, and only its own rows are left to write when it answers.
+Each leader's answer is decided as it arrives and written at once, in a transaction of its own
+(``applying.apply_updates``): answers that arrive while an earlier one is being written do not wait for
+it, their rows are distinct and such a write takes no lock but its rows'. A 10,000-partition deletion over
+three leaders is thus mostly written while the slowest leader is still working, and only its own rows
+are left to write when it answers.
 
-A deletion's status is rolled up only by the transaction that writes the group's last undecided rows of
-it: before that, some of its rows are still being sent, so it cannot have reached a terminal status. The
-rows this group wrote with a terminal status are remembered: no one changes such a row again, so the
-transaction that completes the deletion knows them without reading them back.
+A deletion's status is rolled up only by the write of the group's last undecided rows of it: before
+that, some of its rows are still being sent, so it cannot have reached a terminal status. That write
+starts once every earlier write of the group ended (it locks the deletion, and counts on what they
+wrote). The rows this group wrote with a terminal status are remembered: no one changes such a row
+again, so the transaction that completes the deletion knows them without reading them back.
 
 Each written row gives its lease back; the rows still waiting for an answer or a write keep theirs
 renewed (``leased``). A write that fails ``APPLY_ATTEMPTS`` times leaves its rows leased until the lease
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -41,50 +43,58 @@ class WriteBack:
     ) -> None:
         self._sessionmaker, self._owner, self._claims = sessionmaker, owner, claims
         self._undecided = set(claims)
-        self._queued: list[PartitionUpdate] = []
-        self._queued_at = datetime.now(UTC)  # when the newest queued updates were decided
+        self._unwritten: set[int] = set()  # decided, their write not started yet
         self._settled: list[PartitionUpdate] = []  # written with a terminal status
-        self._task: asyncio.Task[None] | None = None
+        self._writes: list[asyncio.Task[None]] = []
         self.result = ApplyResult()
 
     def leased(self) -> list[Claim]:
         """The claims whose rows this group still holds and has not started writing."""
-        queued = {update.id for update in self._queued}
-        return [self._claims[i] for i in sorted(self._undecided | queued)]
+        return [self._claims[i] for i in sorted(self._undecided | self._unwritten)]
 
     def add(self, updates: Sequence[PartitionUpdate], now: datetime) -> None:
-        """Queue the updates decided at ``now``; written by the transaction under way's successor."""
+        """Write the updates decided at ``now``: at once, unless they complete a deletion of the group (see
+        the module's docstring)."""
         self._undecided.difference_update(update.id for update in updates)
-        self._queued += updates
-        self._queued_at = now
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._write_queued(), name="write-back")
+        open_deletions = {self._claims[i].deletion_id for i in self._undecided}
+        rolls_up = any(self._claims[u.id].deletion_id not in open_deletions for u in updates)
+        earlier = list(self._writes) if rolls_up else []
+        ids = {update.id for update in updates}
+        self._unwritten |= ids
+        write = self._write(updates, now, open_deletions, earlier, ids)
+        self._writes.append(asyncio.create_task(write, name="write-back"))
 
     async def finish(self) -> ApplyResult:
-        """Wait until every queued update is written (or given up on); the results of all writes."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
+        """Wait until every update is written (or given up on); the results of all writes."""
+        await asyncio.gather(*self._writes)
         return self.result
 
     def cancel(self) -> None:
         """Stop writing (the executor is stopping): what is not written stays leased until the lease runs
         out."""
-        if self._task is not None:
-            self._task.cancel()
-
-    async def _write_queued(self) -> None:
-        while self._queued:
-            updates, self._queued = self._queued, []
-            open_deletions = {self._claims[i].deletion_id for i in self._undecided}
-            result = await self._write(updates, self._queued_at, open_deletions)
-            if result is None:
-                continue
-            self.result.applied.update(result.applied)
-            self.result.stale += result.stale
-            self.result.completed += result.completed
-            self._settled += (u for u in updates if u.id in result.written and u.status.terminal)
+        for write in self._writes:
+            write.cancel()
 
     async def _write(
+        self,
+        updates: Sequence[PartitionUpdate],
+        now: datetime,
+        open_deletions: set[str],
+        earlier: Sequence[asyncio.Task[None]],
+        ids: set[int],
+    ) -> None:
+        if earlier:
+            await asyncio.wait(earlier)
+        self._unwritten -= ids
+        result = await self._apply(updates, now, open_deletions)
+        if result is None:
+            return
+        self.result.applied.update(result.applied)
+        self.result.stale += result.stale
+        self.result.completed += result.completed
+        self._settled += (u for u in updates if u.id in result.written and u.status.terminal)
+
+    async def _apply(
         self, updates: Sequence[PartitionUpdate], now: datetime, open_deletions: set[str]
     ) -> ApplyResult | None:
         for attempt in range(1, APPLY_ATTEMPTS + 1):
