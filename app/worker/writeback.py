@@ -1,16 +1,18 @@
 """Writing a sent group's outcomes back while its leaders are still answering.
 
-Each leader's answer is decided as it arrives and written at once, in a transaction of its own
-(``applying.apply_updates``): answers that arrive while an earlier one is being written do not wait for
-it, their rows are distinct and such a write takes no lock but its rows'. A 10,000-partition deletion over
-three leaders is thus mostly written while the slowest leader is still working, and only its own rows
-are left to write when it answers.
+Each leader's answer is decided as it arrives. Rows of deletions whose other rows are still being sent
+are written at once, in a transaction of their own (``applying.apply_updates``) that locks nothing but
+those rows, side by side with the writes under way. A 10,000-partition deletion over three leaders is
+thus mostly written while the slowest leader is still working, and only its own rows are left to write
+when it answers.
 
 A deletion's status is rolled up only by the write of the group's last undecided rows of it: before
-that, some of its rows are still being sent, so it cannot have reached a terminal status. That write
-starts once every earlier write of the group ended (it locks the deletion, and counts on what they
-wrote). The rows this group wrote with a terminal status are remembered: no one changes such a row
-again, so the transaction that completes the deletion knows them without reading them back.
+that, some of its rows are still being sent, so it cannot have reached a terminal status. Such rolling
+writes run one at a time, each once every write started before it ended (it locks the deletions and
+counts on what they wrote); answers that roll deletions up while one runs go together into the next (a
+batch of many small deletions rolls one up with nearly every answer). The rows this group wrote with a
+terminal status are remembered: no one changes such a row again, so the transaction that completes the
+deletion knows them without reading them back.
 
 Each written row gives its lease back; the rows still waiting for an answer or a write keep theirs
 renewed (``leased``). A write that fails ``APPLY_ATTEMPTS`` times leaves its rows leased until the lease
@@ -22,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -43,49 +45,61 @@ class WriteBack:
     ) -> None:
         self._sessionmaker, self._owner, self._claims = sessionmaker, owner, claims
         self._undecided = set(claims)
-        self._unwritten: set[int] = set()  # decided, their write not started yet
         self._settled: list[PartitionUpdate] = []  # written with a terminal status
-        self._writes: list[asyncio.Task[None]] = []
+        self._side: list[asyncio.Task[None]] = []  # writes of rows of deletions still being sent
+        self._queued: list[PartitionUpdate] = []  # updates that roll a deletion up, waiting their turn
+        self._queued_at = datetime.now(UTC)  # when the newest queued updates were decided
+        self._rolling: asyncio.Task[None] | None = None
         self.result = ApplyResult()
 
     def leased(self) -> list[Claim]:
         """The claims whose rows this group still holds and has not started writing."""
-        return [self._claims[i] for i in sorted(self._undecided | self._unwritten)]
+        queued = {update.id for update in self._queued}
+        return [self._claims[i] for i in sorted(self._undecided | queued)]
 
     def add(self, updates: Sequence[PartitionUpdate], now: datetime) -> None:
-        """Write the updates decided at ``now``: at once, unless they complete a deletion of the group (see
-        the module's docstring)."""
+        """Write the updates decided at ``now``: at once, unless they roll a deletion up (then in the next
+        rolling write)."""
         self._undecided.difference_update(update.id for update in updates)
         open_deletions = {self._claims[i].deletion_id for i in self._undecided}
-        rolls_up = any(self._claims[u.id].deletion_id not in open_deletions for u in updates)
-        earlier = list(self._writes) if rolls_up else []
-        ids = {update.id for update in updates}
-        self._unwritten |= ids
-        write = self._write(updates, now, open_deletions, earlier, ids)
-        self._writes.append(asyncio.create_task(write, name="write-back"))
+        if all(self._claims[u.id].deletion_id in open_deletions for u in updates):
+            self._side.append(
+                asyncio.create_task(self._write(updates, now, open_deletions), name="write-back")
+            )
+            return
+        self._queued += updates
+        self._queued_at = now
+        if self._rolling is None or self._rolling.done():
+            self._rolling = asyncio.create_task(self._roll_queued(), name="write-back roll-up")
 
     async def finish(self) -> ApplyResult:
         """Wait until every update is written (or given up on); the results of all writes."""
-        await asyncio.gather(*self._writes)
+        while pending := [w for w in (*self._side, self._rolling) if w is not None and not w.done()]:
+            await asyncio.gather(*pending)
+        for write in (*self._side, self._rolling):
+            if write is not None:
+                write.result()  # a write that failed fails the group, as before
         return self.result
 
     def cancel(self) -> None:
         """Stop writing (the executor is stopping): what is not written stays leased until the lease runs
         out."""
-        for write in self._writes:
-            write.cancel()
+        for write in (*self._side, self._rolling):
+            if write is not None:
+                write.cancel()
+
+    async def _roll_queued(self) -> None:
+        while self._queued:
+            # What the roll-up counts on must be written first: every write started before.
+            if started := [w for w in self._side if not w.done()]:
+                await asyncio.wait(started)
+            updates, self._queued = self._queued, []
+            open_deletions = {self._claims[i].deletion_id for i in self._undecided}
+            await self._write(updates, self._queued_at, open_deletions)
 
     async def _write(
-        self,
-        updates: Sequence[PartitionUpdate],
-        now: datetime,
-        open_deletions: set[str],
-        earlier: Sequence[asyncio.Task[None]],
-        ids: set[int],
+        self, updates: Sequence[PartitionUpdate], now: datetime, open_deletions: set[str]
     ) -> None:
-        if earlier:
-            await asyncio.wait(earlier)
-        self._unwritten -= ids
         result = await self._apply(updates, now, open_deletions)
         if result is None:
             return

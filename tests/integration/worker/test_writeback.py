@@ -59,8 +59,14 @@ async def test_rows_keep_their_lease_until_their_write_starts(
     now = datetime.now(UTC)
     claims = await _claims(sessionmaker, now)
     writer = WriteBack(sessionmaker, "w1", {claim.id: claim for claim in claims})
-    first, *rest = claims
+    first, *middle, last = claims
     writer.add([_succeeded(first, now)], now)
-    assert writer.leased() == claims  # the first one's write has not started yet
+    assert writer.leased() == [*middle, last]  # the first one is being written, the rest not answered
     await writer.finish()
-    assert writer.leased() == rest  # not answered yet
+    # The last answer rolls the deletion up: queued until the writes under way ended, leased meanwhile.
+    writer.add([_succeeded(claim, now) for claim in middle], now)
+    writer.add([_succeeded(last, now)], now)
+    assert writer.leased() == [last]
+    result = await writer.finish()
+    assert writer.leased() == []
+    assert result.completed == [first.deletion_id]
