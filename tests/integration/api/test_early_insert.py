@@ -163,8 +163,12 @@ def _event(deletion: Deletion, made: str = "at commit") -> NewEvent:
         request_id=deletion.request_id,
         cluster=deletion.cluster,
         deletion_id=deletion.id,
-        details={"reason": deletion.reason, "made": made},
+        details=_details(deletion, made),
     )
+
+
+def _details(deletion: Deletion, made: str) -> dict[str, str]:
+    return {"reason": deletion.reason, "made": made}
 
 
 async def test_an_early_insert_is_invisible_until_committed(sessionmaker: Maker) -> None:
@@ -186,10 +190,7 @@ async def test_an_early_insert_is_invisible_until_committed(sessionmaker: Maker)
     assert stored.created
     assert stored.deletion is deletion
     assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
-    assert await _requested_details(sessionmaker, deletion) == {
-        "reason": deletion.reason,
-        "made": "predicted",
-    }
+    assert await _requested_details(sessionmaker, deletion) == _details(deletion, "predicted")
 
     # The checks made another event (consumer groups overridden): that one is stored.
     overriding, overriding_planned = _deletion(EARLY_MIN_PARTITIONS)
@@ -197,10 +198,7 @@ async def test_an_early_insert_is_invisible_until_committed(sessionmaker: Maker)
     assert other_event is not None
     assert await other_event.commit(list(overriding_planned), _event) is not None
     assert await _counts(sessionmaker) == (2, 2 * EARLY_MIN_PARTITIONS, 2)
-    assert await _requested_details(sessionmaker, overriding) == {
-        "reason": overriding.reason,
-        "made": "at commit",
-    }
+    assert await _requested_details(sessionmaker, overriding) == _details(overriding, "at commit")
 
     other, other_planned = _deletion(EARLY_MIN_PARTITIONS)
     abandoned = batcher.store_early(lambda: _prediction(other, other_planned))
