@@ -138,7 +138,6 @@ async def _plan(
         SpecEntry(i, e.topic, e.partition, spec)
         for i, (e, spec) in enumerate(zip(request.partitions, specs, strict=True))
     ]
-
     layouts = await layouts_read
     cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
     if recent and any(p.unknown for p in problems):

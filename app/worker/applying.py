@@ -73,7 +73,8 @@ async def apply_updates(
     async with write_transaction(sessionmaker) as session:
         deletions = sorted({claims[u.id].deletion_id for u in updates})
         # Only the deletions rolled up here are locked: writes of rows of open deletions run side by side.
-        before = await repo.lock_deletions(session, [d for d in deletions if d not in open_deletions])
+        rolled = [d for d in deletions if d not in open_deletions]
+        before = await repo.lock_deletions(session, rolled) if rolled else {}
         writing = asyncio.ensure_future(
             repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
         )

@@ -74,11 +74,9 @@ class WriteBack:
 
     async def finish(self) -> ApplyResult:
         """Wait until every update is written (or given up on); the results of all writes."""
-        while pending := [w for w in (*self._side, self._rolling) if w is not None and not w.done()]:
-            await asyncio.gather(*pending)
-        for write in (*self._side, self._rolling):
-            if write is not None:
-                write.result()  # a write that failed fails the group, as before
+        # No write starts once the answers are in: the ones there are now are all (a failed one fails the
+        # group, as before).
+        await asyncio.gather(*self._side, *([self._rolling] if self._rolling else []))
         return self.result
 
     def cancel(self) -> None:
