@@ -181,11 +181,9 @@ async def _commit_early(
     """The early insert committed with its event; None when there is none or it did not work out."""
     if early is None:
         return None
-    if not overridden:
+    if not overridden:  # the event predicted with the insert holds
         return await early.commit(planned)
-    return await early.commit(
-        planned, lambda deletion: _requested_event(fields, deletion, planned, overridden)
-    )
+    return await early.commit(planned, lambda d: _requested_event(fields, d, planned, overridden))
 
 
 def _requested_event(

@@ -76,15 +76,17 @@ class WriteBack:
         """Wait until every update is written (or given up on); the results of all writes."""
         # No write starts once the answers are in: the ones there are now are all (a failed one fails the
         # group, as before).
-        await asyncio.gather(*self._side, *([self._rolling] if self._rolling else []))
+        await asyncio.gather(*self._writes())
         return self.result
 
     def cancel(self) -> None:
         """Stop writing (the executor is stopping): what is not written stays leased until the lease runs
         out."""
-        for write in (*self._side, self._rolling):
-            if write is not None:
-                write.cancel()
+        for write in self._writes():
+            write.cancel()
+
+    def _writes(self) -> list[asyncio.Task[None]]:
+        return [*self._side, *([self._rolling] if self._rolling is not None else [])]
 
     async def _roll_queued(self) -> None:
         while self._queued:
