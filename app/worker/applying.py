@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter, defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -47,6 +47,36 @@ TERMINAL_DELETION = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """What a write counts on from the group's writes before it: ``settled()``, the rows they wrote with a
+    terminal status (more as they end), and ``under_way``, those still running, with their updates (each
+    answers whether it wrote all of them)."""
+
+    settled: Callable[[], Sequence[PartitionUpdate]] = tuple
+    under_way: Mapping[asyncio.Task[bool], Sequence[PartitionUpdate]] = field(default_factory=dict)
+
+    def expected(self) -> list[PartitionUpdate]:
+        """The settled rows once every write still under way has written all its rows (one that ended
+        has added what it wrote to the settled rows)."""
+        running = (
+            u
+            for write, updates in self.under_way.items()
+            if not write.done()
+            for u in updates
+            if u.status.terminal
+        )
+        return [*self.settled(), *running]
+
+    async def ended(self) -> None:
+        if self.under_way:
+            await asyncio.wait(list(self.under_way))
+
+    def all_written(self) -> bool:
+        """Whether every write that was under way wrote all its rows (once they ended)."""
+        return all(not w.cancelled() and w.exception() is None and w.result() for w in self.under_way)
+
+
 @dataclass
 class ApplyResult:
     applied: Counter[PartitionStatus] = field(default_factory=Counter)
@@ -62,31 +92,41 @@ async def apply_updates(
     claims: Mapping[int, Claim],
     updates: Sequence[PartitionUpdate],
     now: datetime,
-    earlier: Sequence[PartitionUpdate] = (),
+    earlier: Earlier = Earlier(),
     open_deletions: Collection[str] = (),
 ) -> ApplyResult:
     """Write ``updates`` (the rows still held with their fence) and audit them. ``open_deletions``, whose
-    rows are partly still being sent, are not rolled up; ``earlier``: rows of ``claims`` written before
-    with a terminal status, known to the roll-up and the completion summary without reading them back."""
+    rows are partly still being sent, are not rolled up; ``earlier``: the rows of ``claims`` written
+    before with a terminal status, known to the roll-up and the completion summary without reading them
+    back, and the writes still under way that it waits for before it rolls up (on PostgreSQL after this
+    write's own UPDATE, its summaries rendered as if those writes write every row; on SQLite, whose one
+    write lock they need, before it starts)."""
     result = ApplyResult()
     samples = {claim.deletion_id: claim for claim in claims.values()}
+    if sessionmaker.kw["bind"].dialect.name != "postgresql":
+        await earlier.ended()
     async with write_transaction(sessionmaker) as session:
         deletions = sorted({claims[u.id].deletion_id for u in updates})
         # Only the deletions rolled up here are locked: writes of rows of open deletions run side by side.
         rolled = [d for d in deletions if d not in open_deletions]
         before = await repo.lock_deletions(session, rolled) if rolled else {}
+
         writing = asyncio.ensure_future(
             repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
         )
         await asyncio.sleep(0)  # the UPDATE goes out; the summaries are rendered while it runs
         try:
-            known = _known(updates, earlier, claims, before, open_deletions)  # if every row is written
+            # As if every row is written, by this write and by the ones under way.
+            known = _known(updates, earlier.expected(), claims, before, open_deletions)
             ahead = _completions_ahead(known, claims, samples, before, owner)
         finally:
             written = await writing
+        await earlier.ended()  # the roll-up counts on their rows
         fresh = [u for u in updates if u.id in written]
-        if len(fresh) < len(updates):  # rows lost to another claim: what was assumed ahead is wrong
-            ahead, known = {}, _known(fresh, earlier, claims, before, open_deletions)
+        if len(fresh) < len(updates) or not earlier.all_written():
+            # Rows lost to another claim, or left unwritten by a write that was under way: what was
+            # assumed ahead is wrong.
+            ahead, known = {}, _known(fresh, earlier.settled(), claims, before, open_deletions)
         result.written, result.stale = written, len(updates) - len(fresh)
         result.applied.update(u.status for u in fresh)
         completed = await _roll_up(session, known.deletion_ids, before, known.counts, now)

@@ -8,11 +8,13 @@ when it answers.
 
 A deletion's status is rolled up only by the write of the group's last undecided rows of it: before
 that, some of its rows are still being sent, so it cannot have reached a terminal status. Such rolling
-writes run one at a time, each once every write started before it ended (it locks the deletions and
-counts on what they wrote); answers that roll deletions up while one runs go together into the next (a
-batch of many small deletions rolls one up with nearly every answer). The rows this group wrote with a
-terminal status are remembered: no one changes such a row again, so the transaction that completes the
-deletion knows them without reading them back.
+writes run one at a time; answers that roll deletions up while one runs go together into the next (a
+batch of many small deletions rolls one up with nearly every answer). A rolling write counts on every
+write started before it: on PostgreSQL it writes its own rows and renders the completion summaries
+while those are still under way, and waits for them to end only before it rolls up (they lock no row
+it locks); on SQLite, whose single write lock they need, it waits before it starts. The rows this group
+wrote with a terminal status are remembered: no one changes such a row again, so the transaction that
+completes the deletion knows them without reading them back.
 
 Each written row gives its lease back; the rows still waiting for an answer or a write keep theirs
 renewed (``leased``). A write that fails ``APPLY_ATTEMPTS`` times leaves its rows leased until the lease
@@ -25,12 +27,13 @@ import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
-from app.worker.applying import ApplyResult, apply_updates
+from app.worker.applying import ApplyResult, Earlier, apply_updates
 
 log = logging.getLogger("kafka_purge.worker")
 
@@ -46,7 +49,8 @@ class WriteBack:
         self._sessionmaker, self._owner, self._claims = sessionmaker, owner, claims
         self._undecided = set(claims)
         self._settled: list[PartitionUpdate] = []  # written with a terminal status
-        self._side: list[asyncio.Task[None]] = []  # writes of rows of deletions still being sent
+        # Writes of rows of deletions still being sent, with their updates.
+        self._side: dict[asyncio.Task[bool], Sequence[PartitionUpdate]] = {}
         self._queued: list[PartitionUpdate] = []  # updates that roll a deletion up, waiting their turn
         self._queued_at = datetime.now(UTC)  # when the newest queued updates were decided
         self._rolling: asyncio.Task[None] | None = None
@@ -63,9 +67,8 @@ class WriteBack:
         self._undecided.difference_update(update.id for update in updates)
         open_deletions = {self._claims[i].deletion_id for i in self._undecided}
         if all(self._claims[u.id].deletion_id in open_deletions for u in updates):
-            self._side.append(
-                asyncio.create_task(self._write(updates, now, open_deletions), name="write-back")
-            )
+            write = asyncio.create_task(self._write(updates, now, open_deletions), name="write-back")
+            self._side[write] = updates
             return
         self._queued += updates
         self._queued_at = now
@@ -85,31 +88,38 @@ class WriteBack:
         for write in self._writes():
             write.cancel()
 
-    def _writes(self) -> list[asyncio.Task[None]]:
+    def _writes(self) -> list[asyncio.Task[Any]]:
         return [*self._side, *([self._rolling] if self._rolling is not None else [])]
 
     async def _roll_queued(self) -> None:
         while self._queued:
-            # What the roll-up counts on must be written first: every write started before.
-            if started := [w for w in self._side if not w.done()]:
-                await asyncio.wait(started)
             updates, self._queued = self._queued, []
             open_deletions = {self._claims[i].deletion_id for i in self._undecided}
-            await self._write(updates, self._queued_at, open_deletions)
+            # The roll-up counts on every write started before: it waits for those still under way.
+            under_way = {w: u for w, u in self._side.items() if not w.done()}
+            await self._write(updates, self._queued_at, open_deletions, under_way)
 
     async def _write(
-        self, updates: Sequence[PartitionUpdate], now: datetime, open_deletions: set[str]
-    ) -> None:
-        result = await self._apply(updates, now, open_deletions)
+        self,
+        updates: Sequence[PartitionUpdate],
+        now: datetime,
+        open_deletions: set[str],
+        under_way: Mapping[asyncio.Task[bool], Sequence[PartitionUpdate]] | None = None,
+    ) -> bool:
+        """Write ``updates``; whether every one of them was written."""
+        earlier = Earlier(lambda: self._settled, under_way or {})
+
+        result = await self._apply(updates, now, open_deletions, earlier)
         if result is None:
-            return
+            return False
         self.result.applied.update(result.applied)
         self.result.stale += result.stale
         self.result.completed += result.completed
         self._settled += (u for u in updates if u.id in result.written and u.status.terminal)
+        return result.stale == 0
 
     async def _apply(
-        self, updates: Sequence[PartitionUpdate], now: datetime, open_deletions: set[str]
+        self, updates: Sequence[PartitionUpdate], now: datetime, open_deletions: set[str], earlier: Earlier
     ) -> ApplyResult | None:
         for attempt in range(1, APPLY_ATTEMPTS + 1):
             try:
@@ -119,7 +129,7 @@ class WriteBack:
                     claims=self._claims,
                     updates=updates,
                     now=now,
-                    earlier=self._settled,
+                    earlier=earlier,
                     open_deletions=open_deletions,
                 )
             except DBAPIError:

@@ -3,9 +3,15 @@ arrive, side by side, and the write that completes a deletion counts on every ea
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 from worker_helpers import Target, assert_chain_ok, audit_events, deletion_status, insert_deletion
 
 from app.adapters.db.repositories import claims as repo
@@ -70,3 +76,87 @@ async def test_rows_keep_their_lease_until_their_write_starts(
     result = await writer.finish()
     assert writer.leased() == []
     assert result.completed == [first.deletion_id]
+
+
+@asynccontextmanager
+async def _row_held(sessionmaker: Maker, claim: Claim) -> AsyncIterator[AsyncConnection]:
+    """A PostgreSQL transaction holding ``claim``'s row lock (so its write waits), rolled back at the end
+    unless the caller commits."""
+    if sessionmaker.kw["bind"].dialect.name != "postgresql":
+        pytest.skip("PostgreSQL only: writes of one group run side by side there")
+    async with sessionmaker.kw["bind"].connect() as connection:
+        transaction = await connection.begin()
+        lock = "SELECT id FROM partition_deletion WHERE id = :id FOR UPDATE"
+        await connection.execute(text(lock), {"id": claim.id})
+        try:
+            yield connection
+        finally:
+            if transaction.is_active:
+                await transaction.rollback()
+
+
+async def _until_locked(sessionmaker: Maker, claim: Claim) -> None:
+    """Wait until another transaction holds ``claim``'s row (written, not yet committed)."""
+    query = text("SELECT id FROM partition_deletion WHERE id = :id FOR UPDATE NOWAIT")
+    for _ in range(500):
+        async with sessionmaker.kw["bind"].connect() as connection:
+            try:
+                await connection.execute(query, {"id": claim.id})
+            except DBAPIError as exc:
+                if "could not obtain lock" not in str(exc):  # LockNotAvailable: the row is held
+                    raise
+                return
+            finally:
+                await connection.rollback()
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"row {claim.id} was never locked")
+
+
+async def test_the_completing_write_runs_beside_the_writes_under_way(
+    sessionmaker: Maker, targets: list[Target]
+) -> None:
+    deletion_id = await insert_deletion(sessionmaker, targets)
+    now = datetime.now(UTC)
+    first, *rest = await _claims(sessionmaker, now)
+    writer = WriteBack(sessionmaker, "w1", {claim.id: claim for claim in (first, *rest)})
+    async with _row_held(sessionmaker, first):
+        writer.add([_succeeded(first, now)], now)  # a side write, waiting for the row
+        writer.add([_succeeded(claim, now) for claim in rest], now)  # completes the deletion
+        # The completing write has written its own rows while the side write still waits...
+        await _until_locked(sessionmaker, rest[-1])
+        # ...and rolls up only once the side write ended (the deletion is as it was stored).
+        assert await deletion_status(sessionmaker, deletion_id) == "pending"
+    result = await writer.finish()
+
+    assert result.completed == [deletion_id]
+    assert result.applied == {PartitionStatus.SUCCEEDED: len(targets)}
+    assert await deletion_status(sessionmaker, deletion_id) == "succeeded"
+    [completed] = await audit_events(sessionmaker, "deletion.completed")
+    assert completed["details"]["partitions"]["status"] == ["succeeded"] * len(targets)
+    await assert_chain_ok(sessionmaker)
+
+
+async def test_a_row_the_write_under_way_loses_keeps_the_deletion_open(
+    sessionmaker: Maker, targets: list[Target]
+) -> None:
+    deletion_id = await insert_deletion(sessionmaker, targets)
+    now = datetime.now(UTC)
+    first, *rest = await _claims(sessionmaker, now)
+    writer = WriteBack(sessionmaker, "w1", {claim.id: claim for claim in (first, *rest)})
+    async with _row_held(sessionmaker, first) as other:
+        writer.add([_succeeded(first, now)], now)
+        writer.add([_succeeded(claim, now) for claim in rest], now)
+        await _until_locked(sessionmaker, rest[-1])
+        # Another worker claims the first row meanwhile (its fence moves on): the side write writes nothing.
+        bump = "UPDATE partition_deletion SET fence = fence + 1 WHERE id = :id"
+        await other.execute(text(bump), {"id": first.id})
+        await other.commit()
+    result = await writer.finish()
+
+    # The completion summary was rendered as if the first row were written: it must not be used.
+    assert result.stale == 1
+    assert result.completed == []
+    assert result.applied == {PartitionStatus.SUCCEEDED: len(rest)}
+    assert await deletion_status(sessionmaker, deletion_id) not in {"succeeded", "failed", "partially_failed"}
+    assert await audit_events(sessionmaker, "deletion.completed") == []
+    await assert_chain_ok(sessionmaker)
