@@ -8,6 +8,7 @@ opens the database engine, the Kafka gateway and (unless ``run_executor=False``,
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -15,7 +16,7 @@ from fastapi import FastAPI
 
 from app import auth
 from app.adapters.db.migrate import upgrade
-from app.adapters.db.session import create_engine, make_sessionmaker
+from app.adapters.db.session import create_engine, make_sessionmaker, open_connections
 from app.adapters.kafka import KafkaClusters
 from app.adapters.kafka.acls import KafkaAclReader
 from app.api.deps import Authorization, Services
@@ -47,6 +48,12 @@ DESCRIPTION = (
 )
 
 
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    """Stop a start-up task that may still be running."""
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -68,6 +75,7 @@ def create_app(
                 settings.database.url, pool_size=settings.database.pool_size, echo=settings.database.echo
             )
             stack.push_async_callback(engine.dispose)
+            stack.push_async_callback(_cancelled, asyncio.create_task(open_connections(engine)))
             kafka = gateway
             if kafka is None:
                 clusters = KafkaClusters(settings.clusters)

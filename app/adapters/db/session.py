@@ -12,6 +12,8 @@ Reads go through :func:`read_session` (ORM) or, for the API's hot read paths, :f
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -27,6 +29,7 @@ from sqlalchemy.util import await_only, greenlet_spawn
 BEGIN_IMMEDIATE = "purge_begin_immediate"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 T = TypeVar("T")
+log = logging.getLogger("kafka_purge.db")
 _SOCKET_CHECK_ONLY: ContextVar[bool] = ContextVar("purge_socket_check_only", default=False)
 
 
@@ -60,6 +63,26 @@ def create_engine(
     engine = create_async_engine(url, echo=echo, pool_pre_ping=True, **pool)
     engine.sync_engine.dialect.do_ping = _ping_once  # type: ignore[method-assign]
     return engine
+
+
+# Connections each process opens to PostgreSQL at start-up: about what one large deletion uses at once
+# (its insert, the executor's writes of the leaders' answers, the claim loop).
+WARM_CONNECTIONS = 4
+
+
+async def open_connections(engine: AsyncEngine, count: int = WARM_CONNECTIONS) -> None:
+    """Open ``count`` pooled connections at once and put them back (PostgreSQL only): each one costs
+    several round trips to open and set up (authentication, the JSON codecs' type lookups), which the first
+    requests after a start would otherwise wait for. A database that cannot be reached is logged and left
+    to the first request, as before."""
+    if is_sqlite(engine):
+        return
+    opened = await asyncio.gather(*(engine.connect().start() for _ in range(count)), return_exceptions=True)
+    for connection in opened:
+        if isinstance(connection, BaseException):
+            log.info("a database connection was not opened at start-up: %s", connection)
+        else:
+            await connection.close()
 
 
 def _ping_once(dbapi_connection: Any) -> bool:

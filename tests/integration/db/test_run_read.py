@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from app.adapters.db.session import create_engine, read_session, run_read
+from app.adapters.db.session import WARM_CONNECTIONS, create_engine, open_connections, read_session, run_read
 
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 Maker = async_sessionmaker[AsyncSession]
@@ -161,5 +161,25 @@ async def test_the_pool_keeps_the_connections_a_burst_opened(migrated_url: str) 
                 await connection.close()
         assert len(opened) == 4
         assert engine.pool.checkedin() == 4  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
+
+
+async def test_connections_opened_at_start_up(migrated_url: str) -> None:
+    engine = create_engine(migrated_url)
+    try:
+        await open_connections(engine)
+        # PostgreSQL: opened once, pooled for the first requests; SQLite's are cheap to open on demand.
+        expected = 0 if engine.dialect.name == "sqlite" else WARM_CONNECTIONS
+        assert engine.sync_engine.pool.checkedin() == expected  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
+
+
+async def test_a_database_down_at_start_up_is_left_to_the_first_request() -> None:
+    engine = create_engine("postgresql+asyncpg://postgres@127.0.0.1:9/absent")  # nothing listens there
+    try:
+        await open_connections(engine)
+        assert engine.sync_engine.pool.checkedin() == 0  # type: ignore[attr-defined]
     finally:
         await engine.dispose()
