@@ -62,7 +62,19 @@ def create_engine(
         return engine
     engine = create_async_engine(url, echo=echo, pool_pre_ping=True, **pool)
     engine.sync_engine.dialect.do_ping = _ping_once  # type: ignore[method-assign]
+    event.listen(engine.sync_engine, "connect", _learn_array_types)
     return engine
+
+
+# The array types the service's statements bind and return. asyncpg looks up each type it has no codec
+# for with a catalog query of its own (about 10 ms, most of it planning) the first time a connection
+# meets it, statement by statement: up to four lookups per new connection, on the first requests' path.
+ARRAY_TYPES = "SELECT NULL::boolean[], NULL::integer[], NULL::varchar[], NULL::bigint[], NULL::timestamptz[]"
+
+
+def _learn_array_types(dbapi_connection: Any, _record: Any) -> None:
+    """A new PostgreSQL connection learns every array type the service uses in one lookup."""
+    await_only(dbapi_connection.driver_connection.fetch(ARRAY_TYPES))
 
 
 # Connections each process opens to PostgreSQL at start-up: about what one large deletion uses at once

@@ -1,19 +1,25 @@
-"""``run_read``: Core reads in one greenlet that skip the pool's pre-ping and run once more when their
-connection was dead."""
+"""PostgreSQL connections: ``run_read`` (Core reads in one greenlet that skip the pool's pre-ping and run
+once more when their connection was dead), the connections opened at start-up, and what a new connection
+learns when it opens."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
 import pytest
+from deletion_rows import new_deletion
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from app.adapters.db.repositories.claims import Lease
+from app.adapters.db.repositories.deletions import PlannedPartition, create_deletions
 from app.adapters.db.session import WARM_CONNECTIONS, create_engine, open_connections, read_session, run_read
+from app.domain.ports import TopicPartition
 
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 Maker = async_sessionmaker[AsyncSession]
@@ -183,3 +189,20 @@ async def test_a_database_down_at_start_up_is_left_to_the_first_request() -> Non
         assert engine.sync_engine.pool.checkedin() == 0  # type: ignore[attr-defined]
     finally:
         await engine.dispose()
+
+
+async def test_a_new_connection_learns_the_array_types_in_one_lookup(engine: AsyncEngine) -> None:
+    postgresql_only(str(engine.url))
+    planned = [PlannedPartition(TopicPartition("orders", p), 5, 5) for p in range(3)]
+    lease = Lease("accepting", datetime.now(UTC) + timedelta(seconds=30), limit=2)
+    async with engine.connect() as connection:
+        driver = (await connection.get_raw_connection()).driver_connection
+        statements: list[str] = []
+        driver.add_query_logger(lambda record: statements.append(record.query))
+        # Storing a deletion with claimed rows binds and returns boolean, integer, varchar, bigint and
+        # timestamp arrays: the connection knows them all since it was opened.
+        async with AsyncSession(bind=connection) as session, session.begin():
+            claims = await create_deletions(session, [(new_deletion(planned), planned)], lease=lease)
+    assert [claim.partition for claim in claims] == [0, 1]
+    assert statements
+    assert not [s for s in statements if "typeinfo" in s]
