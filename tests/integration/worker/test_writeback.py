@@ -112,19 +112,28 @@ async def _until_locked(sessionmaker: Maker, claim: Claim) -> None:
     raise AssertionError(f"row {claim.id} was never locked")
 
 
-async def test_the_completing_write_runs_beside_the_writes_under_way(
+@asynccontextmanager
+async def _completing_beside_a_waiting_write(
     sessionmaker: Maker, targets: list[Target]
-) -> None:
+) -> AsyncIterator[tuple[str, Claim, WriteBack, AsyncConnection]]:
+    """A deletion whose first row's write waits on a row lock held by the yielded connection, while the
+    write of the other rows, which completes the deletion, has already written them."""
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
     first, *rest = await _claims(sessionmaker, now)
     writer = WriteBack(sessionmaker, "w1", {claim.id: claim for claim in (first, *rest)})
-    async with _row_held(sessionmaker, first):
+    async with _row_held(sessionmaker, first) as other:
         writer.add([_succeeded(first, now)], now)  # a side write, waiting for the row
         writer.add([_succeeded(claim, now) for claim in rest], now)  # completes the deletion
-        # The completing write has written its own rows while the side write still waits...
-        await _until_locked(sessionmaker, rest[-1])
-        # ...and rolls up only once the side write ended (the deletion is as it was stored).
+        await _until_locked(sessionmaker, rest[-1])  # its own rows are written meanwhile
+        yield deletion_id, first, writer, other
+
+
+async def test_the_completing_write_runs_beside_the_writes_under_way(
+    sessionmaker: Maker, targets: list[Target]
+) -> None:
+    async with _completing_beside_a_waiting_write(sessionmaker, targets) as (deletion_id, _, writer, _):
+        # It rolls up only once the side write ended (the deletion is as it was stored).
         assert await deletion_status(sessionmaker, deletion_id) == "pending"
     result = await writer.finish()
 
@@ -139,14 +148,12 @@ async def test_the_completing_write_runs_beside_the_writes_under_way(
 async def test_a_row_the_write_under_way_loses_keeps_the_deletion_open(
     sessionmaker: Maker, targets: list[Target]
 ) -> None:
-    deletion_id = await insert_deletion(sessionmaker, targets)
-    now = datetime.now(UTC)
-    first, *rest = await _claims(sessionmaker, now)
-    writer = WriteBack(sessionmaker, "w1", {claim.id: claim for claim in (first, *rest)})
-    async with _row_held(sessionmaker, first) as other:
-        writer.add([_succeeded(first, now)], now)
-        writer.add([_succeeded(claim, now) for claim in rest], now)
-        await _until_locked(sessionmaker, rest[-1])
+    async with _completing_beside_a_waiting_write(sessionmaker, targets) as (
+        deletion_id,
+        first,
+        writer,
+        other,
+    ):
         # Another worker claims the first row meanwhile (its fence moves on): the side write writes nothing.
         bump = "UPDATE partition_deletion SET fence = fence + 1 WHERE id = :id"
         await other.execute(text(bump), {"id": first.id})
@@ -156,7 +163,7 @@ async def test_a_row_the_write_under_way_loses_keeps_the_deletion_open(
     # The completion summary was rendered as if the first row were written: it must not be used.
     assert result.stale == 1
     assert result.completed == []
-    assert result.applied == {PartitionStatus.SUCCEEDED: len(rest)}
+    assert result.applied == {PartitionStatus.SUCCEEDED: len(targets) - 1}
     assert await deletion_status(sessionmaker, deletion_id) not in {"succeeded", "failed", "partially_failed"}
     assert await audit_events(sessionmaker, "deletion.completed") == []
     await assert_chain_ok(sessionmaker)
