@@ -110,7 +110,6 @@ async def apply_updates(
         # Only the deletions rolled up here are locked: writes of rows of open deletions run side by side.
         rolled = [d for d in deletions if d not in open_deletions]
         before = await repo.lock_deletions(session, rolled) if rolled else {}
-
         writing = asyncio.ensure_future(
             repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
         )

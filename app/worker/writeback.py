@@ -108,7 +108,6 @@ class WriteBack:
     ) -> bool:
         """Write ``updates``; whether every one of them was written."""
         earlier = Earlier(lambda: self._settled, under_way or {})
-
         result = await self._apply(updates, now, open_deletions, earlier)
         if result is None:
             return False
