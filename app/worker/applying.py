@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
-from app.adapters.db.session import write_transaction
+from app.adapters.db.session import is_sqlite, write_transaction
 from app.audit import NewEvent, append_events, rendered
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 
@@ -103,7 +103,7 @@ async def apply_updates(
     write lock they need, before it starts)."""
     result = ApplyResult()
     samples = {claim.deletion_id: claim for claim in claims.values()}
-    if sessionmaker.kw["bind"].dialect.name != "postgresql":
+    if is_sqlite(sessionmaker.kw["bind"]):
         await earlier.ended()
     async with write_transaction(sessionmaker) as session:
         deletions = sorted({claims[u.id].deletion_id for u in updates})

@@ -84,7 +84,7 @@ WARM_CONNECTIONS = 4
 
 async def open_connections(engine: AsyncEngine, count: int = WARM_CONNECTIONS) -> None:
     """Open ``count`` pooled connections at once and put them back (PostgreSQL only): each one costs
-    several round trips to open and set up (authentication, the JSON codecs' type lookups), which the first
+    several round trips to open and set up (authentication, the array types' lookup), which the first
     requests after a start would otherwise wait for. A database that cannot be reached is logged and left
     to the first request, as before."""
     if is_sqlite(engine):
