@@ -5,7 +5,7 @@ principal, client_host, request_id, action, cluster, deletion_id and details. Th
 prev_hash is 64 zeros.
 """
 
-from app.audit.canonical import GENESIS_HASH, canonical_json, chain_hash, rfc3339
+from app.audit.canonical import GENESIS_HASH, canonical_json, canonical_object, chain_hash, rfc3339
 from app.audit.chain import (
     NewEvent,
     VerifyResult,
@@ -23,6 +23,7 @@ __all__ = [
     "append_event",
     "append_events",
     "canonical_json",
+    "canonical_object",
     "chain_hash",
     "event_content",
     "rendered",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +31,12 @@ def canonical_json(value: Any) -> str:
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_default
     )
+
+
+def canonical_object(rendered: Mapping[str, str]) -> str:
+    """``canonical_json`` of an object, given ``canonical_json`` of each of its values: a big object can
+    be rendered in parts, some of them ahead."""
+    return "{" + ",".join(canonical_json(key) + ":" + rendered[key] for key in sorted(rendered)) + "}"
 
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))

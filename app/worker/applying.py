@@ -22,6 +22,7 @@ the summary is built from what was written instead of read back (:func:`_written
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,8 +34,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import is_sqlite, write_transaction
-from app.audit import NewEvent, append_events, rendered
+from app.audit import NewEvent, append_events, canonical_json, canonical_object, rendered
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
+from app.worker.summaries import OutcomeSummary
 
 EXECUTOR_PRINCIPAL = "Service:kafka-purge-executor"
 TERMINAL_DELETION = frozenset(
@@ -94,13 +96,15 @@ async def apply_updates(
     now: datetime,
     earlier: Earlier = Earlier(),
     open_deletions: Collection[str] = (),
+    summary: OutcomeSummary | None = None,
 ) -> ApplyResult:
     """Write ``updates`` (the rows still held with their fence) and audit them. ``open_deletions``, whose
     rows are partly still being sent, are not rolled up; ``earlier``: the rows of ``claims`` written
     before with a terminal status, known to the roll-up and the completion summary without reading them
     back, and the writes still under way that it waits for before it rolls up (on PostgreSQL after this
     write's own UPDATE, its summaries rendered as if those writes write every row; on SQLite, whose one
-    write lock they need, before it starts)."""
+    write lock they need, before it starts). ``summary``: a completion summary made ahead for the
+    deletion ``claims`` are partitions of, used if this write completes it having written them all."""
     result = ApplyResult()
     samples = {claim.deletion_id: claim for claim in claims.values()}
     if is_sqlite(sessionmaker.kw["bind"]):
@@ -117,7 +121,7 @@ async def apply_updates(
         try:
             # As if every row is written, by this write and by the ones under way.
             known = _known(updates, earlier.expected(), claims, before, open_deletions)
-            ahead = _completions_ahead(known, claims, samples, before, owner)
+            ahead = _completions_ahead(known, claims, samples, before, owner, summary)
         finally:
             written = await writing
         await earlier.ended()  # the roll-up counts on their rows
@@ -178,6 +182,7 @@ def _completions_ahead(
     samples: Mapping[str, Claim],
     locked: Mapping[str, repo.LockedDeletion],
     owner: str,
+    summary: OutcomeSummary | None,
 ) -> dict[str, NewEvent]:
     """The completion events, details rendered, of the deletions whose every row is ``known`` and that
     become terminal: what ``apply_updates`` appends for them when the write writes every row."""
@@ -186,14 +191,36 @@ def _completions_ahead(
         status = overall_status(Counter(counts).elements())
         if _completes(status, locked[deletion_id].status):
             completed[deletion_id] = (status, counts)
+    events: dict[str, NewEvent] = {}
+    if summary is not None and summary.deletion_id in completed:
+        made = summary.outcomes(known.rows)  # the summary's deletion is the only one of its group
+        if made is not None:
+            status, counts = completed.pop(summary.deletion_id)
+            events[summary.deletion_id] = _rendered_completion(
+                samples[summary.deletion_id], status, counts, made, owner
+            )
     outcomes = _written_outcomes(completed, known.rows, claims, owner)
-    return {
-        deletion_id: rendered(
-            _completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
-        )
-        for deletion_id, (status, counts) in completed.items()
-        if deletion_id in outcomes
-    }
+    for deletion_id, (status, counts) in completed.items():
+        if deletion_id in outcomes:
+            events[deletion_id] = rendered(
+                _completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
+            )
+    return events
+
+
+def _rendered_completion(
+    sample: Claim,
+    status: DeletionStatus,
+    counts: Mapping[PartitionStatus, int],
+    made: tuple[dict[str, list[Any]], str],
+    owner: str,
+) -> NewEvent:
+    """The completion event with the columns an ``OutcomeSummary`` made and rendered: its details are
+    rendered around them (what ``rendered`` gives, without encoding the columns again)."""
+    columns, columns_json = made
+    event = _completion_event(sample, status, counts, columns, owner)
+    parts = {key: canonical_json(value) for key, value in event.details.items() if key != "partitions"}
+    return dataclasses.replace(event, details_json=canonical_object({**parts, "partitions": columns_json}))
 
 
 def _written_outcomes(

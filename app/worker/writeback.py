@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.worker.applying import ApplyResult, Earlier, apply_updates
+from app.worker.summaries import OutcomeSummary, summary_ahead
 
 log = logging.getLogger("kafka_purge.worker")
 
@@ -54,6 +55,10 @@ class WriteBack:
         self._queued: list[PartitionUpdate] = []  # updates that roll a deletion up, waiting their turn
         self._queued_at = datetime.now(UTC)  # when the newest queued updates were decided
         self._rolling: asyncio.Task[None] | None = None
+        # The completion summary's part the claims fix, made once the first answer is in, while the
+        # other leaders work (``summaries``).
+        self._summary: OutcomeSummary | None = None
+        self._summary_due = True
         self.result = ApplyResult()
 
     def leased(self) -> list[Claim]:
@@ -69,11 +74,18 @@ class WriteBack:
         if all(self._claims[u.id].deletion_id in open_deletions for u in updates):
             write = asyncio.create_task(self._write(updates, now, open_deletions), name="write-back")
             self._side[write] = updates
-            return
-        self._queued += updates
-        self._queued_at = now
-        if self._rolling is None or self._rolling.done():
-            self._rolling = asyncio.create_task(self._roll_queued(), name="write-back roll-up")
+        else:
+            self._queued += updates
+            self._queued_at = now
+            if self._rolling is None or self._rolling.done():
+                self._rolling = asyncio.create_task(self._roll_queued(), name="write-back roll-up")
+        if self._summary_due:
+            # Once the write just started is on its way (the loop runs callbacks in order).
+            self._summary_due = False
+            asyncio.get_running_loop().call_soon(self._make_summary)
+
+    def _make_summary(self) -> None:
+        self._summary = summary_ahead(self._claims, self._owner)
 
     async def finish(self) -> ApplyResult:
         """Wait until every update is written (or given up on); the results of all writes."""
@@ -130,6 +142,7 @@ class WriteBack:
                     now=now,
                     earlier=earlier,
                     open_deletions=open_deletions,
+                    summary=self._summary,
                 )
             except DBAPIError:
                 # Deadlock victim, lost connection...: the leases still hold, so trying again is safe.

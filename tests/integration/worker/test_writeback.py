@@ -18,6 +18,7 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.domain.deletions import PartitionStatus
+from app.worker.summaries import SUMMARY_AHEAD_PARTITIONS
 from app.worker.writeback import WriteBack
 
 Maker = async_sessionmaker[AsyncSession]
@@ -31,6 +32,11 @@ async def _claims(sessionmaker: Maker, now: datetime) -> list[Claim]:
 def _succeeded(claim: Claim, now: datetime) -> PartitionUpdate:
     offset = claim.resolved_offset
     return PartitionUpdate(claim.id, claim.fence, PartitionStatus.SUCCEEDED, offset, offset, None, None, now)
+
+
+def _failed(claim: Claim, now: datetime) -> PartitionUpdate:
+    code = "POLICY_VIOLATION"
+    return PartitionUpdate(claim.id, claim.fence, PartitionStatus.FAILED, 0, 0, code, "compact", now)
 
 
 async def test_answers_written_side_by_side_complete_the_deletion_once(
@@ -55,6 +61,32 @@ async def test_answers_written_side_by_side_complete_the_deletion_once(
     assert list(zip(outcomes["partition"], outcomes["status"], strict=True)) == [
         (t.partition, "succeeded") for t in targets
     ]
+    await assert_chain_ok(sessionmaker)
+
+
+async def test_a_large_deletion_answered_by_leaders_is_summarized_as_read_back(
+    sessionmaker: Maker,
+) -> None:
+    """Its summary is made partly ahead, while the leaders answer (``summaries``): the same content,
+    order and canonical text as reading every row back."""
+    topics = ["b-x", "B", "a_b", "a-b", "Z"]
+    targets = [Target(t, p, 10 + p) for p in range(SUMMARY_AHEAD_PARTITIONS // len(topics)) for t in topics]
+    deletion_id = await insert_deletion(sessionmaker, targets)
+    now = datetime.now(UTC)
+    async with write_transaction(sessionmaker) as session:
+        claims = await repo.claim_due(session, owner="w1", now=now, lease_seconds=30, limit=len(targets))
+    writer = WriteBack(sessionmaker, "w1", {claim.id: claim for claim in claims})
+    for leader in range(3):  # each leader's partitions answer together, the last one completes it
+        answer = [c for c in claims if c.partition % 3 == leader]
+        writer.add([_failed(c, now) if c.topic == "Z" else _succeeded(c, now) for c in answer], now)
+        await asyncio.sleep(0)
+    result = await writer.finish()
+    assert result.completed == [deletion_id]
+    [completed] = await audit_events(sessionmaker, "deletion.completed")
+    async with write_transaction(sessionmaker) as session:
+        [read_back] = (await repo.partition_outcomes(session, [deletion_id])).values()
+    assert completed["details"]["partitions"] == read_back
+    assert completed["details"]["counts"] == {"failed": len(targets) // 5, "succeeded": len(targets) * 4 // 5}
     await assert_chain_ok(sessionmaker)
 
 
