@@ -5,6 +5,12 @@ a connection, but a DeleteRecords may legitimately wait ``TimeoutMs`` in the bro
 can be longer than a metadata request should ever take. So aiokafka's own timer is set out of the way
 (``_TRANSPORT_CEILING_MS``) and each call is bounded here instead.
 
+A broker answers the requests of one connection one at a time, in order, so a DeleteRecords held in
+its purgatory would hold back every request sent after it on that connection: an API request's
+Metadata or ListOffsets could wait the whole ``TimeoutMs`` behind the executor's deletion (and fail
+with a 503). Requests the broker may hold (``purgatory=True``) therefore travel over a second connection
+to each broker (aiokafka's second connection group), and everything else over the first.
+
 Failures come out as ``BrokerFailure`` with the Kafka error name the outcome should carry
 (``NETWORK_EXCEPTION`` for a broker that cannot be reached, ``REQUEST_TIMED_OUT`` for one that does
 not answer in time), or ``VersionUnsupported`` when nothing was sent.
@@ -31,6 +37,8 @@ from app.settings import ClusterSettings
 log = logging.getLogger(__name__)
 
 _TRANSPORT_CEILING_MS = 2**31 - 1
+# The connections for requests the broker may hold in its purgatory (DeleteRecords), and for the rest.
+_HELD, _PROMPT = ConnectionGroup.COORDINATION, ConnectionGroup.DEFAULT
 
 
 class BrokerFailure(Exception):
@@ -117,7 +125,8 @@ class ClusterClient:
         for node in self.nodes():
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    await self._client.ready(node)
+                    for group in (_PROMPT, _HELD):
+                        await self._client.ready(node, group=group)
             except (KafkaError, OSError, TimeoutError):
                 continue
 
@@ -161,19 +170,21 @@ class ClusterClient:
         except TimeoutError:
             log.warning("cluster %r: broker list refresh timed out", self.name)
 
-    async def send(self, node_id: Any, request: Any, *, timeout_s: float) -> Any:
-        """Send one request to one broker and return aiokafka's decoded response struct."""
+    async def send(self, node_id: Any, request: Any, *, timeout_s: float, purgatory: bool = False) -> Any:
+        """Send one request to one broker and return aiokafka's decoded response struct; ``purgatory``:
+        the broker may hold it there (it goes over the broker's second connection)."""
         if self._client is None:  # closed meanwhile (service stopping, or the cluster was unreachable)
             raise BrokerFailure("NETWORK_EXCEPTION", f"cluster {self.name!r}: the client was closed")
+        group = _HELD if purgatory else _PROMPT
         try:
             async with asyncio.timeout(timeout_s):
-                return await self._client.send(node_id, request)
+                return await self._client.send(node_id, request, group=group)
         except VersionUnsupported:
             raise
         except (IncompatibleBrokerVersion, NotImplementedError) as exc:
             raise VersionUnsupported(f"broker {node_id}: {exc}") from exc
         except (TimeoutError, RequestTimedOutError) as exc:
-            self._drop_connection(node_id)
+            self._drop_connection(node_id, group)
             raise BrokerFailure(
                 "REQUEST_TIMED_OUT", f"broker {node_id} did not answer within {timeout_s * 1000:.0f} ms"
             ) from exc
@@ -182,9 +193,9 @@ class ClusterClient:
                 "NETWORK_EXCEPTION", f"broker {node_id} could not be reached: {exc!r}"
             ) from exc
 
-    def _drop_connection(self, node_id: Any) -> None:
+    def _drop_connection(self, node_id: Any, group: ConnectionGroup) -> None:
         """After a client-side timeout the connection still owes an answer that may never come, and
         aiokafka matches answers in order; close it, as aiokafka does on its own timeout."""
-        conn = self._client._conns.get((node_id, ConnectionGroup.DEFAULT)) if self._client else None
+        conn = self._client._conns.get((node_id, group)) if self._client else None
         if conn is not None:
             conn.close(reason=CloseReason.CONNECTION_TIMEOUT)

@@ -84,7 +84,7 @@ async def _delete_on_leader(
     timeout_s = request.timeout_ms / 1000 + client.timeout_s
     partitions = list(offsets)
     try:
-        response = await client.send(leader, request, timeout_s=timeout_s)
+        response = await client.send(leader, request, timeout_s=timeout_s, purgatory=True)
     except BrokerFailure as exc:
         log.warning("cluster %r: DeleteRecords for %d partition(s): %s", client.name, len(partitions), exc)
         return outcomes_of(partitions, exc.error, exc.message)

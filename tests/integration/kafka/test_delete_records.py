@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from kafka_gateway_helpers import CLUSTER, delete_records, leader_of, log_start_offsets, produce, wait_until
@@ -133,6 +134,28 @@ async def test_paused_follower_with_v2_times_out(emulator: Any, gateway: KafkaCl
     assert outcome.low_watermark < 8
     assert classify(outcome.error).retriable
     assert log_start_offsets(emulator, "events", 0)[leader] == 8
+
+
+async def test_reads_are_answered_while_a_deletion_waits_in_the_purgatory(
+    emulator: Any, gateway: KafkaClusters
+) -> None:
+    """A broker answers a connection's requests one at a time, in order: a DeleteRecords it holds for a
+    slow follower must not hold back the reads the API sends to the same broker."""
+    emulator.create_topic("events", 1, 3)
+    await produce(emulator, "events", {0: 10})
+    leader = leader_of(emulator, "events", 0)
+    emulator.pause_follower("events", 0, next(b for b in (1, 2, 3) if b != leader))
+    held = asyncio.create_task(
+        delete_records(gateway, CLUSTER, {TP("events", 0): 8}, leader_only=False, timeout_ms=3_000)
+    )
+    await wait_until(lambda: log_start_offsets(emulator, "events", 0)[leader] == 8)  # held from now on
+
+    started = time.monotonic()
+    watermarks = await gateway.high_watermarks(CLUSTER, [TP("events", 0)])  # ListOffsets to the leader
+    assert time.monotonic() - started < 1.0
+    assert not held.done()
+    assert watermarks == {TP("events", 0): 10}
+    assert (await held)[TP("events", 0)].error == "REQUEST_TIMED_OUT"
 
 
 async def test_v3_without_leader_only_reports_both_offsets(emulator: Any, gateway: KafkaClusters) -> None:
