@@ -243,24 +243,11 @@ def _written_outcomes(
     outcomes: dict[str, dict[str, list[Any]]] = {}
     for deletion_id, (_, counts) in completed.items():
         rows = written.get(deletion_id, [])
-        if len(rows) != sum(counts.values()) or any(
-            u.low_watermark is None or u.leader_log_start_offset is None for u in rows
-        ):
+        if not rows or len(rows) != sum(counts.values()):
             continue
-        rows.sort(key=lambda u: (claims[u.id].topic, claims[u.id].partition))
-        sent = [claims[u.id] for u in rows]
-        outcomes[deletion_id] = {
-            "topic": [c.topic for c in sent],
-            "partition": [c.partition for c in sent],
-            "resolved_offset": [c.resolved_offset for c in sent],
-            "status": [u.status.value for u in rows],
-            "low_watermark": [u.low_watermark for u in rows],
-            "leader_log_start_offset": [u.leader_log_start_offset for u in rows],
-            "error_code": [u.error_code for u in rows],
-            "attempts": [c.attempts for c in sent],
-            "fence": [u.fence for u in rows],
-            "worker": [owner] * len(rows),
-        }
+        columns = OutcomeSummary([claims[u.id] for u in rows], owner).columns(rows)
+        if columns is not None:
+            outcomes[deletion_id] = columns
     return outcomes
 
 

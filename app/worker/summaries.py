@@ -29,44 +29,64 @@ class OutcomeSummary:
     def __init__(self, claims: Sequence[Claim], owner: str) -> None:
         ordered = sorted(claims, key=_TOPIC_PARTITION)
         self.deletion_id = ordered[0].deletion_id
-        self.ids = [claim.id for claim in ordered]
-        self._row_ids = frozenset(self.ids)
-        self._columns: dict[str, list[Any]] = {
+        self._ids = [claim.id for claim in ordered]
+        self._row_ids = frozenset(self._ids)
+        self._claim_columns: dict[str, list[Any]] = {
             "topic": [claim.topic for claim in ordered],
             "partition": [claim.partition for claim in ordered],
             "resolved_offset": [claim.resolved_offset for claim in ordered],
             "attempts": [claim.attempts for claim in ordered],
             "worker": [owner] * len(ordered),
         }
-        self._rendered = {name: canonical_json(values) for name, values in self._columns.items()}
+        self._rendered: dict[str, str] | None = None
 
-    def outcomes(self, written: Sequence[PartitionUpdate]) -> tuple[dict[str, list[Any]], str] | None:
-        """The summary's columns and their canonical JSON (``canonical_json`` of the columns), given the
-        rows ``written`` with their offsets, one per partition; None unless ``written`` holds exactly
-        these partitions, each with both offsets (the summary is then read back instead)."""
+    def render_claims(self) -> dict[str, str]:
+        """The claims' columns rendered (once: call it while the leaders work to have it done then)."""
+        if self._rendered is None:
+            self._rendered = {name: canonical_json(values) for name, values in self._claim_columns.items()}
+        return self._rendered
+
+    def columns(self, written: Sequence[PartitionUpdate]) -> dict[str, list[Any]] | None:
+        """The summary's columns, given the rows ``written`` with their offsets, one per partition; None
+        unless ``written`` holds exactly these partitions, each with both offsets (the summary is then
+        read back instead)."""
         by_id = {update.id: update for update in written}
-        if len(written) != len(self.ids) or by_id.keys() != self._row_ids:
+        if len(written) != len(self._ids) or by_id.keys() != self._row_ids:
             return None
-        rows = [by_id[row_id] for row_id in self.ids]
+        rows = [by_id[row_id] for row_id in self._ids]
         low_watermarks = [u.low_watermark for u in rows]
         log_start_offsets = [u.leader_log_start_offset for u in rows]
         if None in low_watermarks or None in log_start_offsets:
             return None
-        written_columns: dict[str, list[Any]] = {
+        return {
+            **self._claim_columns,
             "status": [u.status.value for u in rows],
             "low_watermark": low_watermarks,
             "leader_log_start_offset": log_start_offsets,
             "error_code": [u.error_code for u in rows],
             "fence": [u.fence for u in rows],
         }
-        rendered = {name: canonical_json(values) for name, values in written_columns.items()}
-        return {**self._columns, **written_columns}, canonical_object({**self._rendered, **rendered})
+
+    def outcomes(self, written: Sequence[PartitionUpdate]) -> tuple[dict[str, list[Any]], str] | None:
+        """``columns`` and their canonical JSON (``canonical_json`` of the columns)."""
+        columns = self.columns(written)
+        if columns is None:
+            return None
+        rendered = self.render_claims()
+        written_json = {
+            name: canonical_json(values) for name, values in columns.items() if name not in rendered
+        }
+        return columns, canonical_object({**rendered, **written_json})
 
 
 def summary_ahead(claims: Mapping[int, Claim], owner: str) -> OutcomeSummary | None:
-    """An ``OutcomeSummary`` when ``claims`` are many partitions of one deletion; else None. Whether they
-    are all of its partitions is known only when it completes (``OutcomeSummary.outcomes``)."""
+    """An ``OutcomeSummary``, its claims' columns rendered, when ``claims`` are many partitions of one
+    deletion; else None. Whether they are all of its partitions is known only when it completes
+    (``OutcomeSummary.outcomes``)."""
     if len(claims) < SUMMARY_AHEAD_PARTITIONS:
         return None
-    deletions = {claim.deletion_id for claim in claims.values()}
-    return OutcomeSummary(list(claims.values()), owner) if len(deletions) == 1 else None
+    if len({claim.deletion_id for claim in claims.values()}) != 1:
+        return None
+    summary = OutcomeSummary(list(claims.values()), owner)
+    summary.render_claims()
+    return summary

@@ -64,11 +64,22 @@ def _outcome(claim: Claim, index: int) -> PartitionUpdate:
 
 
 def _completion(claims: list[Claim], updates: list[PartitionUpdate]) -> dict[str, object]:
-    """What the write that completes the deletion summarizes without a summary made ahead."""
-    by_id = {c.id: c for c in claims}
-    counts = dict(Counter(u.status for u in updates))
-    completed = {"d1": (DeletionStatus.PARTIALLY_FAILED, counts)}
-    return applying._written_outcomes(completed, updates, by_id, OWNER)["d1"]
+    """The summary's columns, built here row by row in (topic, partition) order."""
+    by_id = {u.id: u for u in updates}
+    ordered = sorted(claims, key=lambda c: (c.topic, c.partition))
+    rows = [by_id[c.id] for c in ordered]
+    return {
+        "topic": [c.topic for c in ordered],
+        "partition": [c.partition for c in ordered],
+        "resolved_offset": [c.resolved_offset for c in ordered],
+        "status": [u.status.value for u in rows],
+        "low_watermark": [u.low_watermark for u in rows],
+        "leader_log_start_offset": [u.leader_log_start_offset for u in rows],
+        "error_code": [u.error_code for u in rows],
+        "attempts": [c.attempts for c in ordered],
+        "fence": [u.fence for u in rows],
+        "worker": [OWNER] * len(rows),
+    }
 
 
 def test_the_columns_and_their_json_are_those_made_at_completion() -> None:
