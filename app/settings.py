@@ -22,8 +22,8 @@ AclSource = Literal["service", "kafka"]
 
 class DatabaseSettings(BaseModel):
     url: str = "sqlite+aiosqlite:///./data/kafka-purge.db"
-    # Each process keeps up to 2 x pool_size connections open once a burst opened them
-    # (``app.adapters.db.session.create_engine``): size PostgreSQL's max_connections for that.
+    # Each process opens 2 x pool_size connections to PostgreSQL when it starts and keeps them
+    # (``app.adapters.db.session``): size PostgreSQL's max_connections for that.
     pool_size: int = Field(default=10, ge=1)
     echo: bool = False
 

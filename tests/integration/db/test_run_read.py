@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories.claims import Lease
 from app.adapters.db.repositories.deletions import PlannedPartition, create_deletions
-from app.adapters.db.session import WARM_CONNECTIONS, create_engine, open_connections, read_session, run_read
+from app.adapters.db.session import create_engine, open_connections, read_session, run_read
 from app.domain.ports import TopicPartition
 
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -171,13 +171,20 @@ async def test_the_pool_keeps_the_connections_a_burst_opened(migrated_url: str) 
         await engine.dispose()
 
 
-async def test_connections_opened_at_start_up(migrated_url: str) -> None:
-    engine = create_engine(migrated_url)
+async def test_the_whole_pool_is_opened_at_start_up(migrated_url: str) -> None:
+    engine = create_engine(migrated_url, pool_size=3)
+    opened: list[int] = []
+    event.listen(engine.sync_engine, "connect", lambda *_: opened.append(1))
     try:
         await open_connections(engine)
-        # PostgreSQL: opened once, pooled for the first requests; SQLite's are cheap to open on demand.
-        expected = 0 if engine.dialect.name == "sqlite" else WARM_CONNECTIONS
-        assert engine.sync_engine.pool.checkedin() == expected  # type: ignore[attr-defined]
+        # PostgreSQL: all six connections of the pool are open before the first requests; SQLite's are
+        # cheap to open on demand.
+        postgresql = engine.dialect.name == "postgresql"
+        assert len(opened) == engine.sync_engine.pool.checkedin() == (6 if postgresql else 0)  # type: ignore[attr-defined]
+        connections = [await engine.connect() for _ in range(6)]
+        for connection in connections:
+            await connection.close()
+        assert len(opened) == 6  # PostgreSQL: a burst of six opened none of its own
     finally:
         await engine.dispose()
 
