@@ -17,7 +17,10 @@ its first deletion after a start.
 
 API throughput: a bounded async load generator (raw keep-alive HTTP/1.1, fixed concurrency, bounded count
 and time) sends small POSTs (one partition) and then GETs of those deletions, with the executor on, then
-with ``--api-only``. Prints a JSON report; the figures in bench/README.md come from it.
+with ``--api-only``: as many as 32 connections get answered (closed loop), then at the targets' rates,
+400 POSTs/s and 1,500 GETs/s for 10 s each, sent at a fixed pace whatever the answers do (open loop;
+latency from when each request was due). Prints a JSON report; the figures in bench/README.md come
+from it.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 CLIENT, SECRET = "bench", "bench-secret"
 METADATA_MAX_AGE_S = 5.0  # the service's default metadata_max_age_ms
+# The target loads of the API figures (requests/s) and how long each paced run lasts.
+POST_RATE, GET_RATE, PACED_SECONDS = 400, 1_500, 10
 
 
 class Child:
@@ -178,7 +183,6 @@ def start_service(
     env |= {
         "PYTHONPATH": str(ROOT),
         "PURGE_DATABASE_URL": url,
-        "PURGE_DATABASE_POOL_SIZE": "20",
         "PURGE_CLUSTERS": json.dumps(
             {"demo": {"bootstrap_servers": bootstrap, "request_timeout_ms": 60_000}}
         ),
@@ -324,6 +328,60 @@ async def load(
     }
 
 
+async def paced_load(
+    make: Callable[[Connection, int], Awaitable[int]],
+    base: str,
+    *,
+    rate: float,
+    count: int,
+    connections: int = 64,
+) -> dict[str, Any]:
+    """``count`` requests at a fixed ``rate`` (open loop): request i is due at ``start + i / rate`` and
+    sent then on an idle keep-alive connection (or as soon as one is free). Its latency counts from when
+    it was due, so a service that falls behind shows it in full instead of slowing the sender down (the
+    closed loop of ``load`` measures the latency its own concurrency makes at saturation)."""
+    latencies: list[float] = []
+    failures = 0
+    idle: asyncio.Queue[Connection] = asyncio.Queue()
+    opened = [await Connection.open(base) for _ in range(connections)]
+    for connection in opened:
+        idle.put_nowait(connection)
+
+    async def one(index: int, due: float) -> None:
+        nonlocal failures
+        connection = await idle.get()
+        try:
+            status = await make(connection, index)
+        finally:
+            idle.put_nowait(connection)
+        latencies.append(time.perf_counter() - due)
+        failures += status >= 300
+
+    tasks = []
+    started = time.perf_counter()
+    try:
+        for index in range(count):
+            due = started + index / rate
+            if (wait := due - time.perf_counter()) > 0:
+                await asyncio.sleep(wait)
+            tasks.append(asyncio.create_task(one(index, due)))
+        await asyncio.gather(*tasks)
+    finally:
+        for connection in opened:
+            connection.close()
+    elapsed = time.perf_counter() - started
+    ordered = sorted(latencies)
+    return {
+        "rate": rate,
+        "requests": len(ordered),
+        "failures": failures,
+        "per_second": round(len(ordered) / elapsed, 1),
+        "p50_ms": round(1000 * statistics.median(ordered), 1),
+        "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 1),
+        "max_ms": round(1000 * ordered[-1], 1),
+    }
+
+
 async def api_throughput(base: str) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=base, timeout=30) as client:
         auth = f"Authorization: Bearer {await token(client)}\r\n".encode()
@@ -348,7 +406,10 @@ async def api_throughput(base: str) -> dict[str, Any]:
     await load(post, base, count=100, concurrency=8)  # warm-up: connections, caches, JIT-free paths
     posts = await load(post, base, count=3_000)
     gets = await load(get, base, count=10_000)
-    return {"small_posts": posts, "gets": gets}
+    # The targets' own load: latency at POST_RATE and GET_RATE requests/s, sent at a fixed pace.
+    posts_paced = await paced_load(post, base, rate=POST_RATE, count=POST_RATE * PACED_SECONDS)
+    gets_paced = await paced_load(get, base, rate=GET_RATE, count=GET_RATE * PACED_SECONDS)
+    return {"small_posts": posts, "gets": gets, "small_posts_paced": posts_paced, "gets_paced": gets_paced}
 
 
 def note(report: dict[str, Any], section: str, key: str, value: Any) -> None:
