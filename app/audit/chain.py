@@ -2,22 +2,20 @@
 
 Appends are serialized on the single ``audit_head`` row, which names the newest event (its id and hash).
 The head stays locked from the statement that moves it to the commit of the caller's transaction, which
-writes the audit events together with the state change they describe. Each event's hash is the SHA-256
-of the previous event's hash and of its own content's canonical JSON (:func:`event_hash`).
+writes the audit events together with the state change they describe.
 
-PostgreSQL: one call of the ``audit_append`` function (:data:`APPEND_SQL`, migration 0009) moves the
-head past all the new events, chains their hashes, inserts them and stores the new head hash; the
-service renders what is hashed around each event's id beforehand (:func:`hash_pieces`), so the head is
-locked for that call and the commit, not for round trips through the service's event loop. Its UPDATE
-locks the row: under READ COMMITTED a locker that had to wait updates, and returns, the row version its
-predecessor committed, so two appenders never chain to the same previous hash and a rolled-back append
-leaves no gap. The details go as the canonical JSON text the hash is computed from, so a big details is
-rendered once.
+An append, of one event or several, is the same on both databases up to the insert (:func:`_link`): one
+``UPDATE ... RETURNING`` (:data:`ADVANCE_SQL`) moves the head's id past all the new events and returns
+the head as it was, then Python numbers the events and hashes each from the previous one
+(:func:`event_hash`). On PostgreSQL that UPDATE locks the row: under READ COMMITTED a locker that had to
+wait updates, and returns, the row version its predecessor committed, so two appenders never chain to
+the same previous hash and a rolled-back append leaves no gap. On SQLite the write transaction (BEGIN
+IMMEDIATE) already excludes every other writer.
 
-SQLite: the write transaction (BEGIN IMMEDIATE) already excludes every other writer. One
-``UPDATE ... RETURNING`` (:data:`ADVANCE_SQL`) moves the head's id past the new events and returns the
-head as it was, Python numbers and hashes the events (:func:`_link`), an executemany inserts them and an
-UPDATE stores the head hash.
+Then one more statement writes the events and the new head hash. On PostgreSQL it is one
+``INSERT ... SELECT FROM unnest(...)`` of one array per column, which also stores the head hash
+(:data:`INSERT_SQL`); the details go as the canonical JSON text the hash was computed from, so a big
+details is rendered once. On SQLite an executemany inserts the events and an UPDATE stores the head hash.
 """
 
 from __future__ import annotations
@@ -149,29 +147,38 @@ async def _link(connection: AsyncConnection, drafts: Sequence[_Draft]) -> str:
     return prev_hash
 
 
-# The events, one array per column, and each one's hashed content before and after its details and id
-# (:func:`hash_pieces`): the ``audit_append`` function (migration 0009) moves the head, chains the hashes
-# as :func:`event_hash` does, inserts the events and stores the new head hash.
+# The events, one array per column: unnest walks them in step (WITH ORDINALITY numbers the rows from 1).
 _COLUMNS = ("occurred_at", "principal", "client_host", "request_id", "action", "cluster", "deletion_id")
-APPEND_SQL = text(
-    "SELECT first_id, head_hash, hashes FROM audit_append("
-    "CAST(:occurred_at AS timestamptz[]), CAST(:principal AS text[]), CAST(:client_host AS text[]),"
-    " CAST(:request_id AS text[]), CAST(:action AS text[]), CAST(:cluster AS text[]),"
-    " CAST(:deletion_id AS text[]), CAST(:details AS text[]), CAST(:lead AS text[]), CAST(:tail AS text[]))"
+INSERT_SQL = text(
+    """
+WITH moved AS (UPDATE audit_head SET last_hash = :last_hash WHERE id = :head_id)
+INSERT INTO audit_event
+    (id, occurred_at, principal, client_host, request_id, action, cluster, deletion_id, details,
+     prev_hash, hash)
+SELECT CAST(:first_id AS bigint) + item.n - 1, item.occurred_at, item.principal, item.client_host,
+       item.request_id, item.action, item.cluster, item.deletion_id, CAST(item.details AS json),
+       item.prev_hash, item.hash
+FROM unnest(
+        CAST(:occurred_at AS timestamptz[]), CAST(:principal AS text[]), CAST(:client_host AS text[]),
+        CAST(:request_id AS text[]), CAST(:action AS text[]), CAST(:cluster AS text[]),
+        CAST(:deletion_id AS text[]), CAST(:details AS text[]), CAST(:prev_hash AS text[]),
+        CAST(:hash AS text[])
+    ) WITH ORDINALITY
+    AS item(occurred_at, principal, client_host, request_id, action, cluster, deletion_id, details,
+            prev_hash, hash, n)
+"""
 )
 
 
 async def _append_postgresql(connection: AsyncConnection, drafts: Sequence[_Draft]) -> None:
-    """One call, so the head is locked for it and the commit only, not for round trips in between; the
-    pieces are rendered before it."""
+    last_hash = await _link(connection, drafts)
     events = [draft.event for draft in drafts]
     params: dict[str, Any] = {column: [getattr(event, column) for event in events] for column in _COLUMNS}
     params["details"] = [draft.details_json for draft in drafts]
-    params["lead"], params["tail"] = (list(pieces) for pieces in zip(*map(hash_pieces, events), strict=True))
-    first_id, prev_hash, hashes = (await connection.execute(APPEND_SQL, params)).one()
-    for event_id, (event, hash_) in enumerate(zip(events, hashes, strict=True), first_id):
-        event.id, event.prev_hash, event.hash = event_id, prev_hash, hash_
-        prev_hash = hash_
+    params["prev_hash"] = [event.prev_hash for event in events]
+    params["hash"] = [event.hash for event in events]
+    params["first_id"], params["last_hash"], params["head_id"] = events[0].id, last_hash, HEAD_ID
+    await connection.execute(INSERT_SQL, params)
 
 
 async def _append_sqlite(connection: AsyncConnection, drafts: Sequence[_Draft]) -> None:
@@ -188,7 +195,7 @@ async def _append_sqlite(connection: AsyncConnection, drafts: Sequence[_Draft]) 
 
 async def append_events(session: AsyncSession, new_events: Sequence[NewEvent]) -> list[AuditEvent]:
     """Write ``new_events`` as the next events of the chain, in order, in ``session``'s transaction (not
-    committed); on PostgreSQL in one statement, whatever their number.
+    committed); on PostgreSQL in two statements, whatever their number.
 
     The returned events are not attached to the session; they carry the stored values.
     """

@@ -1,7 +1,6 @@
-"""Appending on PostgreSQL (one call of the ``audit_append`` function, which chains the hashes in the
-database) and on SQLite (an executemany, the hashes computed in Python): the same events get the same
-hashes, big and many events store and verify, and concurrent appenders, waiting or rolled back, leave one
-chain without forks or gaps."""
+"""Appending on PostgreSQL (an INSERT from arrays) and on SQLite (an executemany), the hashes computed in
+Python on both: the same events get the same hashes, big and many events store and verify, and concurrent
+appenders, waiting or rolled back, leave one chain without forks or gaps."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, func, select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.migrate import upgrade
@@ -224,24 +223,6 @@ async def test_text_utf_8_cannot_encode_is_refused_and_leaves_no_trace(sessionma
         causes.append(causes[-1].__cause__)
     assert any(isinstance(cause, UnicodeEncodeError) for cause in causes)
     assert await verified(sessionmaker) == (True, 1)
-
-
-async def test_an_append_is_one_statement_on_postgresql(postgresql_url: str) -> None:
-    """The head stays locked from the statement that moves it to the commit: nothing else goes to the
-    database in between, whatever the number of events."""
-    async with chain_on(postgresql_url) as sessionmaker:
-        statements: list[str] = []
-        engine = sessionmaker.kw["bind"]
-        event.listen(engine.sync_engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
-        async with write_transaction(sessionmaker) as session:
-            await session.execute(text("SELECT 1"))  # the transaction has begun
-            statements.clear()
-            appended = await append_events(session, EVENTS)
-            assert [statement.split("(")[0] for statement in statements] == [
-                "SELECT first_id, head_hash, hashes FROM audit_append"
-            ]
-        assert [row(e) for e in await stored(sessionmaker)] == [row(e) for e in appended]
-        assert await verified(sessionmaker) == (True, len(EVENTS))
 
 
 async def _append_then(sessionmaker: Sessions, count: int, *, commit: bool, tag: str) -> list[AuditEvent]:
