@@ -3,17 +3,17 @@
     .venv/bin/python bench/service_bench.py [--sizes 1000,10000] [--databases sqlite,postgresql] [--workers N]
         [--repeat 3]
 
-Everything runs on loopback as real processes: one emulated 3-broker cluster (``python -m kafka_emulator``,
-its request log kept to one request) and, per database, one ``kafka-purge serve`` (uvicorn, executor on;
-``--workers`` 2 on PostgreSQL, 1 on SQLite). For each size the same deletion (one log start offset step on every partition of a topic with
-that many partitions) is done four ways, in the same run: aiokafka low-level (metadata, then one
-DeleteRecords per leader, leaders in parallel), confluent-kafka ``AdminClient.delete_records``, and the
-service on each database (POST, then the time until the deletion row says ``succeeded``, read straight
-from the database every 10 ms). Each way moves the offsets one step further, so every run deletes real
-records. Each deletion is done ``--repeat`` times per way (default 3) and the median is the figure
-compared; every run is printed too. The service's runs of one size are more than its metadata age apart,
-so each reads the topic's metadata afresh, as every direct call does; its first run of the first size is
-its first deletion after a start.
+Everything runs on loopback as real processes: one emulated 3-broker cluster
+(``python -m kafka_emulator``, its request log kept to one request) and, per database, one
+``kafka-purge serve`` (uvicorn, executor on; ``--workers`` 2 on PostgreSQL, 1 on SQLite). For each size
+the same deletion (one log start offset step on every partition of a topic with that many partitions) is
+done four ways, in the same run: aiokafka low-level (metadata, then one DeleteRecords per leader, leaders
+in parallel), confluent-kafka ``AdminClient.delete_records``, and the service on each database (POST, then
+the time until the deletion row says ``succeeded``, read straight from the database every 10 ms). Each way
+moves the offsets one step further, so every run deletes real records. Each deletion is done ``--repeat``
+times per way (default 3) and the median is the figure compared; every run is printed too. The service's
+runs of one size are more than its metadata age apart, so each reads the topic's metadata afresh, as every
+direct call does; its first run of the first size is its first deletion after a start.
 
 API throughput: a bounded async load generator (raw keep-alive HTTP/1.1, fixed concurrency, bounded count
 and time) sends small POSTs (one partition) and then GETs of those deletions, with the executor on, then
@@ -322,7 +322,11 @@ async def load(
     finally:
         for connection in connections:
             connection.close()
-    elapsed = time.perf_counter() - started
+    return figures(latencies, failures, time.perf_counter() - started)
+
+
+def figures(latencies: list[float], failures: int, elapsed: float) -> dict[str, Any]:
+    """Count, rate and latency percentiles of one load."""
     ordered = sorted(latencies)
     return {
         "requests": len(ordered),
@@ -330,6 +334,7 @@ async def load(
         "per_second": round(len(ordered) / elapsed, 1),
         "p50_ms": round(1000 * statistics.median(ordered), 1),
         "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 1),
+        "max_ms": round(1000 * ordered[-1], 1),
     }
 
 
@@ -374,17 +379,7 @@ async def paced_load(
     finally:
         for connection in opened:
             connection.close()
-    elapsed = time.perf_counter() - started
-    ordered = sorted(latencies)
-    return {
-        "rate": rate,
-        "requests": len(ordered),
-        "failures": failures,
-        "per_second": round(len(ordered) / elapsed, 1),
-        "p50_ms": round(1000 * statistics.median(ordered), 1),
-        "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 1),
-        "max_ms": round(1000 * ordered[-1], 1),
-    }
+    return {"rate": rate, **figures(latencies, failures, time.perf_counter() - started)}
 
 
 async def api_throughput(base: str) -> dict[str, Any]:
