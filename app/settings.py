@@ -121,6 +121,13 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _auth_configured(self) -> Settings:
+        production = bool(self.auth.issuer or self.auth.jwks_url)
+        if self.auth.dev_issuer and production:
+            # Tokens the dev issuer mints for any configured client would stand beside the IdP's.
+            raise ValueError(
+                "PURGE_AUTH_DEV_ISSUER=true cannot run next to a production issuer: unset "
+                "PURGE_AUTH_ISSUER and PURGE_AUTH_JWKS_URL, or the dev issuer"
+            )
         if not self.auth.dev_issuer and not (self.auth.issuer and self.auth.jwks_url):
             raise ValueError(
                 "configure PURGE_AUTH_ISSUER and PURGE_AUTH_JWKS_URL, or PURGE_AUTH_DEV_ISSUER=true"

@@ -22,8 +22,22 @@ class AuthComponents:
     dev_issuer: DevIssuer | None
 
 
+DEV_ISSUER_PATH = "/dev-issuer"
+
+
+def dev_issuer_name(settings: Settings) -> str:
+    """The dev issuer's own ``iss``: a URL under the service's, never a production issuer's name."""
+    return settings.public_url.rstrip("/") + DEV_ISSUER_PATH
+
+
 def expected_issuer(settings: Settings) -> str:
-    return settings.auth.issuer or settings.public_url.rstrip("/")
+    """The one ``iss`` the validator accepts: the dev issuer's, or the configured production issuer's
+    (settings refuse the two together, and production without ``PURGE_AUTH_ISSUER``)."""
+    if settings.auth.dev_issuer:
+        return dev_issuer_name(settings)
+    if not settings.auth.issuer:
+        raise ValueError("PURGE_AUTH_ISSUER is required without the dev issuer")
+    return settings.auth.issuer
 
 
 def build_auth(settings: Settings) -> AuthComponents:

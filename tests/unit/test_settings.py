@@ -54,3 +54,14 @@ def test_sasl_without_credentials_is_refused(monkeypatch: pytest.MonkeyPatch) ->
 def test_without_dev_issuer_an_issuer_and_jwks_are_required(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValidationError, match="PURGE_AUTH_ISSUER"):
         settings_from(monkeypatch, PURGE_AUTH_DEV_ISSUER="false")
+
+
+@pytest.mark.parametrize(
+    "production",
+    [{"PURGE_AUTH_ISSUER": "https://idp.example/"}, {"PURGE_AUTH_JWKS_URL": "https://idp.example/jwks"}],
+)
+def test_the_dev_issuer_refuses_to_run_next_to_a_production_issuer(
+    monkeypatch: pytest.MonkeyPatch, production: dict[str, str]
+) -> None:
+    with pytest.raises(ValidationError, match="cannot run next to a production issuer"):
+        settings_from(monkeypatch, **production)

@@ -11,7 +11,7 @@ import pytest
 from auth_idp import FakeIdP
 from conftest import ClientFactory, assert_unauthenticated, dev_settings, idp_settings
 from joserfc import jwt
-from joserfc.jwk import KeySet
+from joserfc.jwk import KeySet, RSAKey
 from pydantic import SecretStr
 
 GRANT = {"grant_type": "client_credentials"}
@@ -54,7 +54,7 @@ async def test_token_claims_and_jwks(client_for: ClientFactory) -> None:
     assert all("d" not in key and "p" not in key for key in jwks["keys"])
     decoded = jwt.decode(token["access_token"], KeySet.import_key_set(jwks), algorithms=["RS256"])
     assert decoded.header["alg"] == "RS256"
-    assert decoded.claims["iss"] == "http://purge.example:8080"
+    assert decoded.claims["iss"] == "http://purge.example:8080/dev-issuer"
     assert decoded.claims["aud"] == "kafka-purge"
     assert decoded.claims["exp"] - decoded.claims["iat"] == 3600
 
@@ -167,3 +167,17 @@ async def test_basic_credentials_raw_or_form_encoded(client_for: ClientFactory) 
     assert encoded.status_code == 200, encoded.text
     assert named_in_body.status_code == 200, named_in_body.text
     assert (other_in_body.status_code, other_in_body.json()["error"]) == (400, "invalid_request")
+
+
+async def test_a_dev_token_is_never_a_production_token(idp: FakeIdP, client_for: ClientFactory) -> None:
+    # The worst case: a production issuer named like the service, whose JWKS even publishes the dev key.
+    public_url = "http://purge.example:8080"
+    async with client_for(dev_settings(public_url=public_url)) as (client, app):
+        token = (await client.post("/oauth/token", data=GRANT, auth=("admin", "admin-secret"))).json()
+        dev_key = app.state.auth.dev_issuer.key
+    idp.keys[dev_key.kid] = RSAKey.import_key(dev_key.as_dict(private=False), {"kid": dev_key.kid})
+    idp.published.append(dev_key.kid)
+    production = idp_settings(idp, issuer=public_url).model_copy(update={"public_url": public_url})
+    async with client_for(production) as (client, _):
+        me = await client.get("/test/whoami", headers={"Authorization": f"Bearer {token['access_token']}"})
+    assert_unauthenticated(me)
