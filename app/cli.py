@@ -16,6 +16,7 @@ from typing import Any
 
 import uvicorn
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 from sqlalchemy.engine import make_url
 
 from app.cli_client import add_client_commands
@@ -76,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         return int(args.handler(args))
-    except ValidationError as exc:
+    except (ValidationError, SettingsError) as exc:
+        # Both name the setting and never its value (settings hide their input in errors).
         print(f"kafka-purge: invalid configuration:\n{exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # e.g. the port is taken

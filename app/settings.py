@@ -10,25 +10,46 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from app.domain.authorizer import parse_super_users
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 AclSource = Literal["service", "kafka"]
+# pydantic's errors quote the input they refused (a whole cluster object with its sasl_password, a
+# database URL with its password): never in a configuration error, in any group.
+HIDE_INPUT = ConfigDict(hide_input_in_errors=True)
 
 
-class DatabaseSettings(BaseModel):
+class SettingsGroup(BaseModel):
+    model_config = HIDE_INPUT
+
+
+class DatabaseSettings(SettingsGroup):
     url: str = "sqlite+aiosqlite:///./data/kafka-purge.db"
     # Each process opens 2 x pool_size connections to PostgreSQL when it starts and keeps them
     # (``app.adapters.db.session``): size PostgreSQL's max_connections for that.
     pool_size: int = Field(default=10, ge=1)
     echo: bool = False
 
+    @field_validator("url")
+    @classmethod
+    def _parsable_url(cls, value: str) -> str:
+        # SQLAlchemy's own parse errors quote the whole URL, password included.
+        try:
+            make_url(value)
+        except (ArgumentError, ValueError):
+            raise ValueError(
+                "not a SQLAlchemy database URL (dialect+driver://user:password@host/db)"
+            ) from None
+        return value
 
-class ClusterSettings(BaseModel):
+
+class ClusterSettings(SettingsGroup):
     """How the service reaches one Kafka cluster, with its own Kafka principal."""
 
     bootstrap_servers: str = Field(min_length=1)
@@ -56,7 +77,7 @@ class ClusterSettings(BaseModel):
         return self
 
 
-class AuthSettings(BaseModel):
+class AuthSettings(SettingsGroup):
     """Bearer JWT validation, and the development token issuer."""
 
     issuer: str | None = None
@@ -82,7 +103,7 @@ class AuthSettings(BaseModel):
         return value
 
 
-class WorkerSettings(BaseModel):
+class WorkerSettings(SettingsGroup):
     """The durable executor that sends DeleteRecords requests."""
 
     poll_interval_seconds: float = Field(default=0.2, gt=0)
@@ -93,7 +114,7 @@ class WorkerSettings(BaseModel):
     confirm_interval_ms: int = Field(default=500, ge=1)
 
 
-class LimitSettings(BaseModel):
+class LimitSettings(SettingsGroup):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     max_partitions: int = Field(default=10_000, ge=1)
     default_timeout_ms: int = Field(default=30_000, ge=1)
@@ -108,6 +129,7 @@ class Settings(BaseSettings):
         env_nested_delimiter="_",
         env_nested_max_split=1,
         extra="ignore",
+        hide_input_in_errors=True,
     )
 
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
+from app.cli import main
 from app.settings import Settings
 
 BASE = {"PURGE_AUTH_DEV_ISSUER": "true"}
@@ -65,3 +69,55 @@ def test_the_dev_issuer_refuses_to_run_next_to_a_production_issuer(
 ) -> None:
     with pytest.raises(ValidationError, match="cannot run next to a production issuer"):
         settings_from(monkeypatch, **production)
+
+
+SECRET = "hunter2-do-not-print"
+
+
+def clusters(**cluster: Any) -> dict[str, str]:
+    return {"PURGE_CLUSTERS": json.dumps({"prod": cluster})}
+
+
+LEAKY_CONFIGURATIONS = [
+    # A model-level refusal: pydantic would quote the whole cluster object.
+    clusters(bootstrap_servers="k:9092", security_protocol="SASL_SSL", sasl_password=SECRET),
+    clusters(bootstrap_servers="", sasl_password=SECRET),
+    clusters(bootstrap_servers="k:9092", sasl_password=[SECRET]),
+    {"PURGE_CLUSTERS": json.dumps({"prod": SECRET})},
+    {"PURGE_AUTH_DEV_CLIENTS": json.dumps({"etl": [SECRET]})},
+    {"PURGE_DATABASE_URL": f"postgresql+asyncpg//purge:{SECRET}@db/purge"},
+    {"PURGE_AUTH_DEV_ISSUER": "false", "PURGE_DATABASE_URL": f"postgresql+asyncpg://purge:{SECRET}@db/purge"},
+]
+
+
+@pytest.mark.parametrize("env", LEAKY_CONFIGURATIONS)
+def test_configuration_errors_never_show_secrets(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str]
+) -> None:
+    with pytest.raises(ValidationError) as refused:
+        settings_from(monkeypatch, **env)
+    assert SECRET not in str(refused.value)
+
+
+@pytest.mark.parametrize("command", ["serve", "migrate"])
+@pytest.mark.parametrize("env", [LEAKY_CONFIGURATIONS[0], LEAKY_CONFIGURATIONS[5]])
+def test_the_cli_reports_a_bad_configuration_without_its_secrets(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str, env: dict[str, str]
+) -> None:
+    for name, value in {**BASE, **env}.items():
+        monkeypatch.setenv(name, value)
+    assert main([command]) == 2
+    captured = capsys.readouterr()
+    assert "invalid configuration" in captured.err
+    assert SECRET not in captured.err + captured.out
+
+
+def test_unparsable_json_is_a_configuration_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PURGE_AUTH_DEV_ISSUER", "true")
+    monkeypatch.setenv("PURGE_CLUSTERS", f'{{"prod": {{"sasl_password": "{SECRET}"')
+    assert main(["migrate"]) == 2
+    err = capsys.readouterr().err
+    assert "clusters" in err
+    assert SECRET not in err
