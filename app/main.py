@@ -21,7 +21,12 @@ from app.adapters.kafka import KafkaClusters
 from app.adapters.kafka.acls import KafkaAclReader
 from app.api.deps import Authorization, Services
 from app.api.guards import CanReadAudit
-from app.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
+from app.api.middleware import (
+    BodySizeLimitMiddleware,
+    ControlCharacterMiddleware,
+    MetricsMiddleware,
+    RequestIdMiddleware,
+)
 from app.api.openapi import install_openapi
 from app.api.problems import install_problem_handlers
 from app.api.routers import (
@@ -115,6 +120,7 @@ def create_app(
     for module in (audit_export, audit):
         app.include_router(module.router, dependencies=[CanReadAudit], responses=problem_responses(403))
     # Added innermost first: the request id is set before anything can answer, even a 413.
+    app.add_middleware(ControlCharacterMiddleware)
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.limits.max_body_bytes)
     app.add_middleware(MetricsMiddleware)
     app.add_middleware(RequestIdMiddleware)

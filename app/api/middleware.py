@@ -1,4 +1,5 @@
-"""Pure ASGI middleware: request ids, the body-size guard, and request metrics.
+"""Pure ASGI middleware: request ids, the body-size guard, control characters in the path and query,
+and request metrics.
 
 The body-size guard answers 413 before the app parses anything: at once when Content-Length is over
 the limit, and for bodies without a Content-Length (chunked) as soon as the bytes read exceed it
@@ -13,11 +14,13 @@ import time
 import uuid
 from functools import lru_cache
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.problems import PROBLEM_MEDIA_TYPE, problem_body, request_id_of
 from app.metrics import http_request_duration_seconds, http_requests_total
+from app.text import CONTROL_CHARACTER_DETAIL, has_control_character
 
 REQUEST_ID_HEADER = b"x-request-id"
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:\-]{1,64}")
@@ -54,7 +57,15 @@ class RequestIdMiddleware:
         await self.app(scope, receive, send_with_id)
 
 
-async def send_problem(scope: Scope, send: Send, status: int, slug: str, title: str, detail: str) -> None:
+async def send_problem(
+    scope: Scope,
+    send: Send,
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    errors: list[dict[str, str]] | None = None,
+) -> None:
     body = problem_body(
         status=status,
         slug=slug,
@@ -63,6 +74,8 @@ async def send_problem(scope: Scope, send: Send, status: int, slug: str, title: 
         instance=scope.get("path"),
         request_id=request_id_of(scope),
     )
+    if errors is not None:
+        body["errors"] = errors
     payload = json.dumps(body).encode()
     headers = [
         (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
@@ -130,6 +143,44 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
         return await receive()
 
     return replayed
+
+
+class ControlCharacterMiddleware:
+    """Answers 422 to a request whose path or query (percent-decoded, as routing and parameters see them)
+    holds a control character (``app.text``), before any route reads a parameter."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refused = _refused_parameter(scope)
+        if refused is None:
+            await self.app(scope, receive, send)
+            return
+        name, where = refused
+        error = {"parameter": name, "in": where, "detail": CONTROL_CHARACTER_DETAIL}
+        detail = "The request has invalid fields; see errors."
+        await send_problem(scope, send, 422, "validation-failed", "Request is not valid", detail, [error])
+
+
+def _refused_parameter(scope: Scope) -> tuple[str, str] | None:
+    """(name, "path" or "query") of the first place a control character is, or None. The problem names
+    the parameter, never its value; a query parameter with a control character in its name is "query"."""
+    if has_control_character(scope.get("path", "")):
+        return "path", "path"
+    query = bytes(scope.get("query_string", b"")).decode("latin-1")
+    if "%" not in query and not has_control_character(query):
+        return None
+    # Decoded as Starlette decodes it for the routes (UTF-8, undecodable bytes replaced).
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if has_control_character(name):
+            return "query", "query"
+        if has_control_character(value):
+            return name, "query"
+    return None
 
 
 class MetricsMiddleware:

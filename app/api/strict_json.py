@@ -3,7 +3,8 @@ collector paused for a large one).
 
 Python's ``json`` accepts ``NaN``/``Infinity``, turns ``1e400`` into ``inf`` and keeps the last of
 duplicate keys; all of these are refused here (422 via FastAPI's ``json_invalid`` path), as are
-bodies that are not UTF-8 or not JSON media types (415).
+bodies that are not UTF-8 or not JSON media types (415). A string holding a control character
+(``app.text``) is a 422 naming it by JSON pointer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from fastapi.routing import APIRoute
 
 from app.api.problems import UnsupportedMediaType
 from app.collection import collection_paused
+from app.errors import FieldError, ValidationFailed
+from app.text import CONTROL_CHARACTER_DETAIL, control_character_pointer
 
 MAX_NESTING_ERROR = "The body is nested too deeply"
 
@@ -76,6 +79,20 @@ class StrictJsonRequest(Request):
             self._json = parse_strict_json(await self.body())
         return self._json
 
+    async def check_strings(self) -> None:
+        """Refuses a JSON body with a control character in a string. A body that does not parse is left
+        to FastAPI, which parses it again through :meth:`json` and reports why."""
+        try:
+            value = await self.json()
+        except json.JSONDecodeError:
+            return
+        pointer = control_character_pointer((await self.body()).decode("utf-8"), value)
+        if pointer is not None:
+            raise ValidationFailed(
+                "The body has invalid fields; see errors.",
+                errors=[FieldError(pointer, CONTROL_CHARACTER_DETAIL)],
+            )
+
 
 # A body this large lists about a thousand entries or more. Parsing, validating and accepting it allocates
 # a few objects per entry, none in a reference cycle; the cyclic collector would traverse the ones alive
@@ -100,8 +117,15 @@ class StrictJsonRoute(APIRoute):
                 raise UnsupportedMediaType("Send the body as application/json.")
             strict = StrictJsonRequest(request.scope, request.receive)
             if _declared_length(request) < PAUSE_COLLECTION_BYTES:
-                return await handler(strict)
+                return await self._handle(handler, strict)
             with collection_paused():
-                return await handler(strict)
+                return await self._handle(handler, strict)
 
         return strict_handler
+
+    async def _handle(
+        self, handler: Callable[[Request], Coroutine[Any, Any, Response]], request: StrictJsonRequest
+    ) -> Response:
+        if self.body_field is not None and request.method in {"POST", "PUT", "PATCH"}:
+            await request.check_strings()
+        return await handler(request)

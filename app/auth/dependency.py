@@ -14,6 +14,7 @@ from fastapi.security.base import SecurityBase
 from app.auth.challenge import BearerChallenge, invalid_token, missing_token
 from app.auth.principal import Principal, client_host
 from app.settings import Settings
+from app.text import has_control_character
 
 log = logging.getLogger("kafka_purge.auth")
 
@@ -46,6 +47,10 @@ def principal_from_claims(claims: dict[str, Any], settings: Settings, host: str)
         raw = claims.get(settings.auth.groups_claim)
         if isinstance(raw, list):
             groups = tuple(dict.fromkeys(g for g in raw if isinstance(g, str) and g))
+    # Principals are stored, audited and matched against ACLs: a control character in one is refused
+    # (``app.text``), not trimmed into some other name.
+    if has_control_character(user) or any(has_control_character(group) for group in groups):
+        raise invalid_token("The token's principal or groups hold control characters")
     return Principal(user=user, groups=groups, client_host=host)
 
 

@@ -1,0 +1,56 @@
+"""Which characters a request's strings may hold.
+
+Control characters are refused everywhere: PostgreSQL cannot store NUL in text at all (SQLite can), and
+none of them belongs in a name, id, path or principal. The C0 set (U+0000-U+001F), DEL (U+007F), the C1
+set (U+0080-U+009F) and lone surrogates (which are not text and cannot be encoded) are refused in
+query and path parameters and in token claims. In JSON bodies tab, line feed and carriage return are
+allowed, for free text such as a deletion's ``reason``; the fields that name things refuse them by their
+own patterns.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_FORBIDDEN_IN_BODY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# A JSON text can only carry those characters as escapes (``\u0000``, ``\b``, ``\f``) or as raw DEL and
+# C1 characters (JSON refuses raw C0 itself); a body with none of these needs no walk.
+_MAYBE_FORBIDDEN_JSON = re.compile("\\\\[ubf]|[\x7f-\x9f]")
+
+CONTROL_CHARACTER_DETAIL = "Control characters are not allowed here."
+
+
+def has_control_character(text: str) -> bool:
+    """Whether ``text`` holds a character refused in parameters, names and claims."""
+    return _FORBIDDEN.search(text) is not None
+
+
+def control_character_pointer(text: str, value: Any) -> str | None:
+    """The JSON pointer of the first string (member name or value) in ``value``, the parsed form of the
+    JSON ``text``, that holds a character refused in bodies; None when there is none."""
+    if _MAYBE_FORBIDDEN_JSON.search(text) is None:
+        return None
+    found = _first_forbidden(value)
+    if found is None:
+        return None
+    return "#" + "".join("/" + token.replace("~", "~0").replace("/", "~1") for token in found)
+
+
+def _first_forbidden(value: Any) -> list[str] | None:
+    """The path to the first refused string; a refused member name points at its object. Iterative, as
+    deep as the parser lets a body nest."""
+    pending: list[tuple[list[str], Any]] = [([], value)]
+    while pending:
+        path, item = pending.pop()
+        if isinstance(item, str):
+            if _FORBIDDEN_IN_BODY.search(item):
+                return path
+        elif isinstance(item, dict):
+            if any(_FORBIDDEN_IN_BODY.search(key) for key in item):
+                return path
+            pending.extend(([*path, key], member) for key, member in reversed(item.items()))
+        elif isinstance(item, list):
+            pending.extend(([*path, str(index)], member) for index, member in reversed(list(enumerate(item))))
+    return None
