@@ -1,17 +1,38 @@
-"""Opaque cursors: URL-safe base64 of a small JSON array (the sort key of the last item returned)."""
+"""Opaque cursors: URL-safe base64 of a small JSON array (the sort key of the last item returned).
+
+A cursor only ever names an item its caller was shown (a list the caller sees only part of builds it
+from the visible items), so decoding one tells the caller nothing new. Cursors come back from clients,
+so every value is checked before it reaches a query: integers within the column's range, strings
+without control characters (PostgreSQL refuses NUL in text), the right number and types of values.
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from app.api.problems import invalid_parameter
 from app.errors import ValidationFailed
+from app.text import has_control_character
 
 MAX_CURSOR_LENGTH = 512
+
+
+@dataclass(frozen=True, slots=True)
+class IntRange:
+    """An integer key of a cursor, within its column's range."""
+
+    low: int
+    high: int
+
+
+BIG_ID = IntRange(0, 2**63 - 1)  # BIGINT identity columns
+PARTITION = IntRange(0, 2**31 - 1)  # INTEGER partition numbers
+CursorField = type | IntRange
 
 
 def encode_cursor(*key: Any) -> str:
@@ -19,8 +40,9 @@ def encode_cursor(*key: Any) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, *types: type) -> tuple[Any, ...]:
-    """The key encoded in ``cursor``, checked against ``types``; 422 for anything else."""
+def decode_cursor(cursor: str, *fields: CursorField) -> tuple[Any, ...]:
+    """The key encoded in ``cursor``, checked against ``fields`` (a type, or an integer range); 422 for
+    anything else."""
     try:
         if len(cursor) > MAX_CURSOR_LENGTH:
             raise ValueError
@@ -28,11 +50,19 @@ def decode_cursor(cursor: str, *types: type) -> tuple[Any, ...]:
         key = json.loads(raw)
     except (ValueError, binascii.Error):
         raise _invalid() from None
-    if not isinstance(key, list) or len(key) != len(types):
+    if not isinstance(key, list) or len(key) != len(fields):
         raise _invalid()
-    if not all(type(value) is expected for value, expected in zip(key, types, strict=True)):
+    if not all(_fits(value, field) for value, field in zip(key, fields, strict=True)):
         raise _invalid()
     return tuple(key)
+
+
+def _fits(value: Any, field: CursorField) -> bool:
+    if isinstance(field, IntRange):
+        return type(value) is int and field.low <= value <= field.high
+    if type(value) is not field:
+        return False
+    return not (isinstance(value, str) and has_control_character(value))
 
 
 def cursor_time(text: str) -> datetime:

@@ -7,16 +7,20 @@ model is validated once, from plain values, and returned as is (FastAPI serializ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from operator import attrgetter
 from typing import Any, TypeVar
 
 from sqlalchemy import Row
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion
+from app.adapters.db.repositories import deletion_reads as reads
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
+from app.adapters.db.session import run_read
 from app.api.deps import Authorization, Services
 from app.api.pagination import encode_cursor
 from app.api.problems import invalid_parameter
@@ -36,6 +40,40 @@ def page_limit(services: Services, limit: int | None) -> int:
     if limit > limits.max_page_size:
         raise invalid_parameter("limit", f"limit must be at most {limits.max_page_size}")
     return limit
+
+
+# Deletions read at a time while filling a page past ones the caller may not see (doubling from a page).
+MAX_SCAN_BATCH = 1000
+
+
+async def visible_deletions(
+    services: Services,
+    principal: Principal,
+    filters: reads.DeletionFilters,
+    before: tuple[datetime, str] | None,
+    size: int,
+) -> tuple[list[DeletionRecord], bool]:
+    """Up to ``size`` deletions the caller may see, newest first after ``before``, and whether another
+    one they may see follows. Ones they may not see are skipped, however many: a page, its length and
+    its cursor say nothing about them."""
+    shown: list[DeletionRecord] = []
+    batch = size + 1
+    while True:
+        rows = await run_read(services.sessionmaker, _deletions_read(filters, before, batch))
+        for row in rows:
+            if await services.authorization.can_view(principal, row):
+                if len(shown) == size:
+                    return shown, True
+                shown.append(row)
+        if len(rows) < batch:
+            return shown, False
+        before, batch = (rows[-1].created_at, rows[-1].id), min(batch * 2, MAX_SCAN_BATCH)
+
+
+def _deletions_read(
+    filters: reads.DeletionFilters, before: tuple[datetime, str] | None, limit: int
+) -> Callable[[Connection], list[DeletionRecord]]:
+    return lambda connection: reads.list_deletions(connection, filters, before=before, limit=limit)
 
 
 async def visible_deletion(

@@ -9,7 +9,7 @@ from pydantic import AwareDatetime
 
 from app.adapters.db.repositories import audit as repo
 from app.api.deps import ServicesDep, SessionDep
-from app.api.pagination import decode_cursor, encode_cursor
+from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
 from app.api.schemas.audit import AuditEventRead, AuditPage, AuditVerifyRead
 from app.api.schemas.common import PageLimit, problem_responses
 from app.api.views import page_limit
@@ -31,7 +31,7 @@ async def list_audit_events(
 ) -> AuditPage:
     """List audit events oldest first (chain order), optionally since a time or by action."""
     size = page_limit(services, limit)
-    after_id = decode_cursor(cursor, int)[0] if cursor is not None else None
+    after_id = decode_cursor(cursor, BIG_ID)[0] if cursor is not None else None
     rows = await repo.list_events(session, since=since, action=action, after_id=after_id, limit=size)
     items = [AuditEventRead.model_validate(row, from_attributes=True) for row in rows]
     return AuditPage(items=items, next_cursor=encode_cursor(rows[-1].id) if len(rows) == size else None)

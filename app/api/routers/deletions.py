@@ -29,6 +29,7 @@ from app.api.views import (
     deletion_summary,
     page_limit,
     visible_deletion,
+    visible_deletions,
     visible_with,
 )
 from app.audit import append_event
@@ -107,16 +108,11 @@ async def list_deletions(
     if cursor is not None:
         created_at, deletion_id = decode_cursor(cursor, str, str)
         before = (cursor_time(created_at), deletion_id)
-    rows = await run_read(
-        services.sessionmaker,
-        lambda c: reads.list_deletions(
-            c, status=status, topic=topic, cluster=cluster, before=before, limit=size
-        ),
-    )
-    authorization = services.authorization
-    items = [deletion_summary(row) for row in rows if await authorization.can_view(principal, row)]
-    next_cursor = encode_cursor(rows[-1].created_at.isoformat(), rows[-1].id) if len(rows) == size else None
-    return DeletionPage(items=items, next_cursor=next_cursor)
+    filters = reads.DeletionFilters(status=status, topic=topic, cluster=cluster)
+    rows, more = await visible_deletions(services, principal, filters, before, size)
+    # Built from the last item shown: a cursor never names a deletion the caller may not see.
+    next_cursor = encode_cursor(rows[-1].created_at.isoformat(), rows[-1].id) if more else None
+    return DeletionPage(items=[deletion_summary(row) for row in rows], next_cursor=next_cursor)
 
 
 @router.get("/{deletion_id}", response_model=DeletionRead, responses=problem_responses(401, 404, 422))

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query
 from app.adapters.db.repositories import deletion_reads as reads
 from app.adapters.db.session import run_read
 from app.api.deps import ServicesDep
-from app.api.pagination import decode_cursor
+from app.api.pagination import PARTITION, decode_cursor
 from app.api.routers.deletions import DeletionId
 from app.api.schemas.common import PageLimit, problem_responses
 from app.api.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
@@ -32,7 +32,7 @@ async def list_partitions(
 ) -> PartitionPage:
     """List a deletion's partitions in (topic, partition) order, optionally by status."""
     size = page_limit(services, limit)
-    after = decode_cursor(cursor, str, int) if cursor is not None else None
+    after = decode_cursor(cursor, str, PARTITION) if cursor is not None else None
     start = (after[0], after[1]) if after else None
     found = await run_read(
         services.sessionmaker,

@@ -13,7 +13,7 @@ from app.adapters.db.repositories import policies as repo
 from app.adapters.db.retention_models import RetentionPolicy
 from app.adapters.db.session import write_transaction
 from app.api.deps import RequestIdDep, Services, ServicesDep, SessionDep
-from app.api.pagination import decode_cursor, encode_cursor
+from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
 from app.api.routers.consumers import ClusterPath, known_cluster
 from app.api.schemas.common import problem_responses
 from app.api.schemas.retention import (
@@ -255,7 +255,7 @@ async def list_policy_runs(
     known_cluster(services, cluster)
     policy = await _policy(session, cluster, name)
     size = page_limit(services, limit)
-    before = decode_cursor(cursor, int)[0] if cursor is not None else None
+    before = decode_cursor(cursor, BIG_ID)[0] if cursor is not None else None
     rows = await repo.list_runs(session, policy.id, before_id=before, limit=size)
     items = [PolicyRunRead.model_validate(r, from_attributes=True) for r in rows]
     return PolicyRunPage(items=items, next_cursor=encode_cursor(rows[-1].id) if len(rows) == size else None)

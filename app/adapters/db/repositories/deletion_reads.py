@@ -199,23 +199,30 @@ def deletion_with_partition(
     return deletion, connection.execute(_PARTITION_BY_KEY, parameters).first()
 
 
+@dataclass(frozen=True, slots=True)
+class DeletionFilters:
+    """What a list of deletions is narrowed to (None: any)."""
+
+    status: DeletionStatus | None = None
+    topic: str | None = None
+    cluster: str | None = None
+
+
 def list_deletions(
     connection: Connection,
+    filters: DeletionFilters,
     *,
-    status: DeletionStatus | None = None,
-    topic: str | None = None,
-    cluster: str | None = None,
     before: tuple[datetime, str] | None = None,
     limit: int,
 ) -> list[DeletionRecord]:
-    """Newest first; ``before`` is the (created_at, id) of the last item of the previous page."""
+    """Newest first; ``before`` is the (created_at, id) of the last deletion already read."""
     parameters: dict[str, Any] = {"limit": limit}
-    if status is not None:
-        parameters["status"] = status.value
-    if cluster is not None:
-        parameters["cluster"] = cluster
-    if topic is not None:
-        parameters["topic"] = topic
+    if filters.status is not None:
+        parameters["status"] = filters.status.value
+    if filters.cluster is not None:
+        parameters["cluster"] = filters.cluster
+    if filters.topic is not None:
+        parameters["topic"] = filters.topic
     if before is not None:
         parameters["before_at"], parameters["before_id"] = before
     query = _deletions_query(frozenset(name for name in parameters if name != "limit"))
