@@ -139,13 +139,13 @@ def bind_socket(host: str, port: int) -> socket.socket:
 def make_server(
     settings: Settings, *, start_executor: bool = True, access_log: bool = False
 ) -> uvicorn.Server:
-    from app.http_protocol import CoalescingHttpToolsProtocol
+    from app.http_protocol import configured_protocol
     from app.main import create_app
 
     app = create_app(settings, run_executor=start_executor)
     config = uvicorn.Config(
         app,
-        http=CoalescingHttpToolsProtocol,
+        http=configured_protocol(settings.limits),
         # X-Forwarded-For is interpreted by app.auth against PURGE_TRUSTED_PROXIES only, never by uvicorn.
         proxy_headers=False,
         server_header=False,
