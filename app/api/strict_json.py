@@ -16,6 +16,7 @@ from typing import Any
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from starlette.requests import ClientDisconnect
 
 from app.api.problems import UnsupportedMediaType
 from app.collection import collection_paused
@@ -80,11 +81,11 @@ class StrictJsonRequest(Request):
         return self._json
 
     async def check_strings(self) -> None:
-        """Refuses a JSON body with a control character in a string. A body that does not parse is left
-        to FastAPI, which parses it again through :meth:`json` and reports why."""
+        """Refuses a JSON body with a control character in a string. A body that does not parse, or
+        whose client went away, is left to FastAPI, which reads it again and reports why."""
         try:
             value = await self.json()
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, ClientDisconnect):
             return
         pointer = control_character_pointer((await self.body()).decode("utf-8"), value)
         if pointer is not None:
