@@ -3,8 +3,8 @@
 database and the Kafka emulator (``security.world`` describes the principals and their bindings).
 
 A route of the app without a row here fails (a new route needs a rule), and so does a row for a route the
-app no longer has, or a route missing from the README's Authorization table. Runs on SQLite only: the
-decision does not depend on the database, and the world costs a cluster and a dozen setup requests.
+app no longer has, or a route missing from the README's Authorization table. Runs on SQLite and
+PostgreSQL (the lists are filtered after queries that differ between them); each world costs about 3 s.
 
 Cells: the status each principal gets; for a list, LISTED or HIDDEN (200, with or without the owner's
 resource). A 401 must carry a Bearer challenge; every 4xx must be problem+json.
@@ -13,11 +13,14 @@ resource). A 401 must carry a Bearer challenge; every 4xx must be problem+json.
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 import pytest_asyncio
@@ -49,6 +52,7 @@ from security.world import (
 )
 
 IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
+PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 README = Path(__file__).resolve().parents[2] / "README.md"
 Cell = int | str
 H, L = HIDDEN, LISTED
@@ -183,30 +187,62 @@ async def setup_world(world: World, emulator: Any) -> None:
     await RetentionScheduler(world.app.state.services, instance_id="matrix").run_once()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
+@asynccontextmanager
+async def database(kind: str, tmp: Path) -> AsyncIterator[str]:
+    """A migrated database of that kind; a PostgreSQL one is dropped afterwards."""
+    if kind == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp / 'matrix.db'}"
+        await upgrade(url)
+        yield url
+        return
+    name = f"purge_matrix_{secrets.token_hex(6)}"
+    admin = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+        await upgrade(url)
+        yield url
+    finally:
+        admin = await asyncpg.connect(PG_ADMIN_DSN)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["sqlite", "postgresql"])
+async def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[World]:
     from kafka_emulator import EmulatedCluster
 
-    url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('matrix') / 'matrix.db'}"
-    await upgrade(url)
     emulator = EmulatedCluster(brokers=1)
     await emulator.start()
     try:
-        app = create_app(settings(url, emulator.bootstrap), run_executor=False)
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-                tokens = {}
-                for who, secret in CLIENTS.items():
-                    grant = {"grant_type": "client_credentials"}
-                    answer = await client.post("/oauth/token", data=grant, auth=(who, secret))
-                    assert answer.status_code == 200, answer.text
-                    tokens[who] = str(answer.json()["access_token"])
-                built = World(app, client, tokens)
-                await setup_world(built, emulator)
-                yield built
+        async with database(request.param, tmp_path_factory.mktemp("matrix")) as url:
+            app = create_app(settings(url, emulator.bootstrap), run_executor=False)
+            async with app.router.lifespan_context(app):
+                transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
+                async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+                    built = World(app, client, await tokens(client))
+                    await setup_world(built, emulator)
+                    yield built
     finally:
         await emulator.stop()
+
+
+async def tokens(client: httpx.AsyncClient) -> dict[str, str]:
+    found = {}
+    for who, secret in CLIENTS.items():
+        answer = await client.post(
+            "/oauth/token", data={"grant_type": "client_credentials"}, auth=(who, secret)
+        )
+        assert answer.status_code == 200, answer.text
+        found[who] = str(answer.json()["access_token"])
+    return found
 
 
 @IN_MODULE_LOOP
