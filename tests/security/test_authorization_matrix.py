@@ -45,6 +45,7 @@ from security.world import (
     World,
     acls,
     binding,
+    build_call,
     consumers,
     outcome,
     policies,
@@ -250,7 +251,7 @@ async def test_every_route_has_a_row(world: World) -> None:
     routes = app_routes(world.app)
     assert routes - ROWS.keys() == set(), "routes without an authorization rule in MATRIX"
     assert ROWS.keys() - routes == set(), "MATRIX rows for routes the app does not have"
-    assert ROWS.keys() == CALLS.keys()
+    assert CALLS.keys() - ROWS.keys() == set(), "calls built for routes the matrix does not know"
 
 
 def test_the_readme_lists_every_route() -> None:
@@ -262,11 +263,9 @@ def test_the_readme_lists_every_route() -> None:
 @IN_MODULE_LOOP
 @pytest.mark.parametrize("row", MATRIX, ids=[f"{row.method} {row.path}" for row in MATRIX])
 async def test_route(world: World, row: Row) -> None:
-    build = CALLS[(row.method, row.path)]
     actual: dict[str, Cell] = {}
     for who in PRINCIPALS:
-        call = await build(world, who)
-        assert call.method == row.method
+        call = await build_call(world, who, row.method, row.path)
         actual[who] = outcome(call, await world.send(who, call))
     assert actual == row.expected, f"{row.method} {row.path} ({row.rule})"
 

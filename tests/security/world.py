@@ -201,66 +201,51 @@ async def delete_policy(world: World, who: str) -> Call:
     return Call("DELETE", f"{policies()}/{await world.new_policy()}")
 
 
-def fixed(method: str, url: Callable[[World], str], **kwargs: Any) -> Builder:
+def filled(world: World, template: str, name: str) -> str:
+    """The route's path template with the world's resources: its deletion, cluster, topic, ``name``."""
+    values = {
+        "deletion_id": world.deletion_id,
+        "cluster": CLUSTER,
+        "topic": TOPIC,
+        "partition": 0,
+        "name": name,
+    }
+    return template.format(**values)
+
+
+def listing(template: str, listed: Callable[[World], Callable[[Any], bool]], **kwargs: Any) -> Builder:
     async def build(world: World, who: str) -> Call:
-        return Call(method, url(world), dict(kwargs))
+        return Call("GET", filled(world, template, POLICY), kwargs, listed(world))
 
     return build
 
 
-def deletion(suffix: str = "") -> Callable[[World], str]:
-    return lambda world: f"/v1/deletions/{world.deletion_id}{suffix}"
-
-
+# How each route is called, unless it is a plain GET of the world's resource (``build_call``).
 CALLS: dict[tuple[str, str], Builder] = {
-    ("GET", "/healthz"): fixed("GET", lambda w: "/healthz"),
-    ("GET", "/readyz"): fixed("GET", lambda w: "/readyz"),
-    ("GET", "/metrics"): fixed("GET", lambda w: "/metrics"),
-    ("GET", "/openapi.json"): fixed("GET", lambda w: "/openapi.json"),
-    ("GET", "/docs"): fixed("GET", lambda w: "/docs"),
-    ("GET", "/docs/oauth2-redirect"): fixed("GET", lambda w: "/docs/oauth2-redirect"),
-    ("GET", "/redoc"): fixed("GET", lambda w: "/redoc"),
     ("POST", "/oauth/token"): token,
-    ("GET", "/.well-known/jwks.json"): fixed("GET", lambda w: "/.well-known/jwks.json"),
     ("POST", "/v1/deletions"): create_deletion,
-    ("GET", "/v1/deletions"): lambda world, who: _listed(
-        Call("GET", "/v1/deletions", {"params": {"limit": 1000}}), names_in("id", world.deletion_id)
+    ("GET", "/v1/deletions"): listing(
+        "/v1/deletions", lambda world: names_in("id", world.deletion_id), params={"limit": 1000}
     ),
-    ("GET", "/v1/deletions/{deletion_id}"): fixed("GET", deletion()),
     ("POST", "/v1/deletions/{deletion_id}/cancel"): cancel,
-    ("GET", "/v1/deletions/{deletion_id}/partitions"): fixed("GET", deletion("/partitions")),
-    ("GET", "/v1/deletions/{deletion_id}/partitions/{topic}/{partition}"): fixed(
-        "GET", deletion(f"/partitions/{TOPIC}/0")
-    ),
-    ("GET", "/v1/deletions/{deletion_id}/evidence"): fixed("GET", deletion("/evidence")),
-    ("GET", "/v1/clusters/{cluster}/topics/{topic}"): fixed(
-        "GET", lambda w: f"/v1/clusters/{CLUSTER}/topics/{TOPIC}"
-    ),
     ("POST", "/v1/clusters/{cluster}/acls"): create_acl,
-    ("GET", "/v1/clusters/{cluster}/acls"): fixed("GET", lambda w: acls()),
     ("DELETE", "/v1/clusters/{cluster}/acls"): delete_acls,
     ("POST", "/v1/clusters/{cluster}/consumers"): register_consumer,
-    ("GET", "/v1/clusters/{cluster}/consumers"): lambda world, who: _listed(
-        Call("GET", consumers()), names_in("name", GROUP)
-    ),
-    ("GET", "/v1/clusters/{cluster}/consumers/{name}"): fixed("GET", lambda w: f"{consumers()}/{GROUP}"),
+    ("GET", "/v1/clusters/{cluster}/consumers"): listing(consumers(), lambda world: names_in("name", GROUP)),
     ("PUT", "/v1/clusters/{cluster}/consumers/{name}/progress"): report_progress,
     ("POST", "/v1/clusters/{cluster}/policies"): create_policy,
-    ("GET", "/v1/clusters/{cluster}/policies"): lambda world, who: _listed(
-        Call("GET", policies()), names_in("name", POLICY)
-    ),
-    ("GET", "/v1/clusters/{cluster}/policies/{name}"): fixed("GET", lambda w: f"{policies()}/{POLICY}"),
+    ("GET", "/v1/clusters/{cluster}/policies"): listing(policies(), lambda world: names_in("name", POLICY)),
     ("PATCH", "/v1/clusters/{cluster}/policies/{name}"): update_policy,
     ("DELETE", "/v1/clusters/{cluster}/policies/{name}"): delete_policy,
-    ("GET", "/v1/clusters/{cluster}/policies/{name}/runs"): lambda world, who: _listed(
-        Call("GET", f"{policies()}/{POLICY}/runs"), has_items
+    ("GET", "/v1/clusters/{cluster}/policies/{name}/runs"): listing(
+        "/v1/clusters/{cluster}/policies/{name}/runs", lambda world: has_items
     ),
-    ("GET", "/v1/audit"): fixed("GET", lambda w: "/v1/audit"),
-    ("GET", "/v1/audit/verify"): fixed("GET", lambda w: "/v1/audit/verify"),
-    ("GET", "/v1/audit/export"): fixed("GET", lambda w: "/v1/audit/export"),
 }
+# The resource a plain GET of a route with a {name} reads.
+NAMES = {"/v1/clusters/{cluster}/consumers/{name}": GROUP, "/v1/clusters/{cluster}/policies/{name}": POLICY}
 
 
-async def _listed(call: Call, listed: Callable[[Any], bool]) -> Call:
-    call.listed = listed
-    return call
+async def build_call(world: World, who: str, method: str, template: str) -> Call:
+    if (method, template) in CALLS:
+        return await CALLS[(method, template)](world, who)
+    return Call(method, filled(world, template, NAMES.get(template, "")))
