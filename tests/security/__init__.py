@@ -7,10 +7,10 @@
 - ``test_token_fuzz``: hypothesis mutations of a valid token against the validator itself.
 - ``test_authorization_matrix``: every route of ``create_app()`` against anonymous, a stranger, the
   owner of the resources, an operator with CLUSTER bindings and a super user, through real HTTP, the
-  real database (SQLite) and the Kafka emulator; a route without a row in the matrix, or a row of the
+  real database (SQLite and PostgreSQL) and the Kafka emulator; a route without a row in the matrix, or a row of the
   README's Authorization table missing, fails.
 - ``test_schemathesis``: the whole OpenAPI document, every operation, as a super user and as a
   stranger: no 5xx, documented statuses, media types and schemas only.
 
-About 1.5 minutes on two cores (schemathesis is most of it).
+About 65 s on two cores: schemathesis ~45 s, the matrix ~10 s, the token corpus ~5 s.
 """
