@@ -6,9 +6,9 @@
   issuer whose JWKS a test IdP serves over loopback HTTP: none may be accepted, the control token is.
 - ``test_token_fuzz``: hypothesis mutations of a valid token against the validator itself.
 - ``test_authorization_matrix``: every route of ``create_app()`` against anonymous, a stranger, the
-  owner of the resources, an operator with CLUSTER bindings and a super user, through real HTTP, the
-  real database (SQLite and PostgreSQL) and the Kafka emulator; a route without a row in the matrix, or a row of the
-  README's Authorization table missing, fails.
+  owner of the resources, an operator with CLUSTER bindings and a super user, through HTTP, the real
+  databases (SQLite and PostgreSQL) and the Kafka emulator; a route without a row in the matrix, or
+  missing from the README's Authorization table, fails.
 - ``test_schemathesis``: the whole OpenAPI document, every operation, as a super user and as a
   stranger: no 5xx, documented statuses, media types and schemas only.
 
