@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
-import json
 import logging
 import re
 import time
 
 import pytest
-from auth_idp import FakeIdP, good_claims, new_key, raw_token
+from auth_idp import FakeIdP, good_claims, new_key
 from conftest import ClientFactory, assert_unauthenticated, idp_settings
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding
 from joserfc import jwt
 
 
@@ -102,48 +97,6 @@ async def test_registered_claims_are_enforced(idp: FakeIdP, client_for: ClientFa
     assert near.status_code == 200
 
 
-async def test_alg_none_family_is_rejected(idp: FakeIdP, client_for: ClientFactory) -> None:
-    tokens = [
-        raw_token({"alg": alg, "kid": "k1"}, good_claims(), signature)
-        for alg in ("none", "None", "NONE", "")
-        for signature in (b"", b"garbage")
-    ]
-    tokens.append(raw_token({"kid": "k1"}, good_claims()))
-    async with client_for(idp_settings(idp)) as (client, _):
-        for token in tokens:
-            assert_unauthenticated(await client.get("/test/whoami", headers=auth_header(token)))
-
-
-async def test_hs256_signed_with_the_rsa_public_key_is_rejected(
-    idp: FakeIdP, client_for: ClientFactory
-) -> None:
-    public = idp.keys["k1"]
-    secrets_tried = [
-        public.as_pem(private=False),
-        json.dumps(public.as_dict(private=False)).encode(),
-    ]
-    tokens = []
-    for secret in secrets_tried:
-        for alg, digest in (("HS256", hashlib.sha256), ("HS512", hashlib.sha512)):
-            header = {"alg": alg, "kid": "k1", "typ": "JWT"}
-            unsigned = raw_token(header, good_claims()).rsplit(".", 1)[0]
-            mac = hmac.new(secret, unsigned.encode(), digest).digest()
-            tokens.append(f"{unsigned}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}")
-    # Even when HS256 is allowed, an RSA key from the JWKS must never verify an HMAC.
-    for settings in (idp_settings(idp), idp_settings(idp, algorithms=["RS256", "HS256"])):
-        async with client_for(settings) as (client, _):
-            for token in tokens:
-                assert_unauthenticated(await client.get("/test/whoami", headers=auth_header(token)))
-
-
-async def test_token_from_a_key_outside_the_jwks_is_rejected(idp: FakeIdP, client_for: ClientFactory) -> None:
-    attacker = new_key("k1")  # reuses a trusted kid
-    forged = jwt.encode({"alg": "RS256", "kid": "k1"}, good_claims(), attacker, algorithms=["RS256"])
-    async with client_for(idp_settings(idp)) as (client, _):
-        response = await client.get("/test/whoami", headers=auth_header(forged))
-    assert_unauthenticated(response)
-
-
 async def test_oversized_token_is_refused_before_parsing(idp: FakeIdP, client_for: ClientFactory) -> None:
     big = idp.sign(good_claims(padding="x" * 9000))
     async with client_for(idp_settings(idp)) as (client, _):
@@ -151,15 +104,6 @@ async def test_oversized_token_is_refused_before_parsing(idp: FakeIdP, client_fo
     assert_unauthenticated(response)
     assert "too large" in response.headers["www-authenticate"]
     assert idp.hits == 0  # refused before any key lookup
-
-
-async def test_unknown_crit_header_is_rejected(idp: FakeIdP, client_for: ClientFactory) -> None:
-    header = {"alg": "RS256", "kid": "k1", "crit": ["urn:example:unknown"], "urn:example:unknown": True}
-    unsigned = raw_token(header, good_claims()).rsplit(".", 1)[0]
-    signature = idp.keys["k1"].private_key.sign(unsigned.encode(), padding.PKCS1v15(), hashes.SHA256())
-    token = f"{unsigned}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
-    async with client_for(idp_settings(idp)) as (client, _):
-        assert_unauthenticated(await client.get("/test/whoami", headers=auth_header(token)))
 
 
 async def test_every_v1_route_requires_a_valid_token(idp: FakeIdP, client_for: ClientFactory) -> None:

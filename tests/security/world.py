@@ -1,0 +1,251 @@
+"""The world the authorization matrix runs in, and how each route is called.
+
+One service (dev issuer, super user ``admin``, cluster ``demo`` on the Kafka emulator, SQLite) with:
+
+- ``owner``: ALLOW DELETE and READ on TOPIC ``sec.`` (PREFIXED), READ on GROUP ``sec-`` (PREFIXED); it
+  created the deletion, the consumers and the policy (with one run) every row reads;
+- ``operator``: ALLOW ALTER and DESCRIBE on CLUSTER ``kafka-cluster``, nothing else;
+- ``stranger``: authenticated, no binding at all; ``anonymous``: no token.
+
+``CALLS`` builds each route's request for one principal. A call that changes or consumes something acts
+on a resource made for it (a fresh deletion to cancel, a fresh policy to change or delete), so the rows
+do not depend on each other's order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+
+from security.responses import PROBLEM, unauthenticated
+
+CLIENTS = {
+    "admin": "admin-secret",
+    "owner": "owner-secret",
+    "operator": "operator-secret",
+    "stranger": "stranger-secret",
+}
+PRINCIPALS = ("anonymous", "stranger", "owner", "operator", "admin")
+CLUSTER = "demo"
+TOPIC = "sec.orders"
+GROUP = "sec-billing"
+SPARK = "sec-enricher"
+POLICY = "sec-policy"
+LISTED = "200 listed"
+HIDDEN = "200 not listed"
+TOKEN_PATH = "/oauth/token"
+
+
+@dataclass
+class Call:
+    method: str
+    url: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    # For a list: whether the owner's resource is in the page (the outcome is then LISTED or HIDDEN).
+    listed: Callable[[Any], bool] | None = None
+
+
+@dataclass
+class World:
+    app: FastAPI
+    client: httpx.AsyncClient
+    tokens: dict[str, str]
+    deletion_id: str = ""
+    serial: itertools.count[int] = field(default_factory=itertools.count)
+
+    def headers(self, who: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[who]}"} if who in self.tokens else {}
+
+    async def send(self, who: str, call: Call) -> httpx.Response:
+        kwargs = dict(call.kwargs)
+        headers = {**self.headers(who), **kwargs.pop("headers", {})}
+        return await self.client.request(call.method, call.url, headers=headers, **kwargs)
+
+    async def as_owner(self, method: str, url: str, status: int, **kwargs: Any) -> Any:
+        response = await self.client.request(method, url, headers=self.headers("owner"), **kwargs)
+        assert response.status_code == status, response.text
+        return response.json()
+
+    async def new_deletion(self) -> str:
+        body = {
+            "cluster": CLUSTER,
+            "partitions": [{"topic": TOPIC, "partition": 0, "offset": 1}],
+            "reason": "authorization matrix",
+            "allow_unconsumed": True,
+        }
+        created = await self.as_owner("POST", "/v1/deletions", 202, json=body)
+        return str(created["id"])
+
+    async def new_policy(self) -> str:
+        name = f"sec-p{next(self.serial)}"
+        await self.as_owner("POST", policies(), 201, json=policy_body(name))
+        return name
+
+    def name(self, stem: str) -> str:
+        return f"{stem}{next(self.serial)}"
+
+
+def outcome(call: Call, response: httpx.Response) -> int | str:
+    """What the matrix compares: the status, LISTED/HIDDEN for a list, or why a refusal is malformed."""
+    status = response.status_code
+    if call.url == TOKEN_PATH:
+        return status  # OAuth 2.0 errors have their own JSON form (RFC 6749 section 5.2)
+    if status >= 400 and not response.headers.get("content-type", "").startswith(PROBLEM):
+        return f"{status} not problem+json"
+    if status == 401 and not unauthenticated(response):
+        return "401 without a Bearer challenge"
+    if status == 200 and call.listed is not None:
+        return LISTED if call.listed(response.json()) else HIDDEN
+    return status
+
+
+def acls() -> str:
+    return f"/v1/clusters/{CLUSTER}/acls"
+
+
+def consumers() -> str:
+    return f"/v1/clusters/{CLUSTER}/consumers"
+
+
+def policies() -> str:
+    return f"/v1/clusters/{CLUSTER}/policies"
+
+
+def policy_body(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "topics": {"prefix": "sec."},
+        "consumers": {"groups": [GROUP]},
+        "interval_seconds": 3600,
+    }
+
+
+def binding(principal: str, **fields: str) -> dict[str, str]:
+    return {
+        "principal": principal,
+        "host": "*",
+        "operation": "DELETE",
+        "permission_type": "ALLOW",
+        "resource_type": "TOPIC",
+        "pattern_type": "LITERAL",
+        "resource_name": TOPIC,
+        **fields,
+    }
+
+
+def names_in(key: str, wanted: str) -> Callable[[Any], bool]:
+    return lambda page: any(item.get(key) == wanted for item in page["items"])
+
+
+def has_items(page: Any) -> bool:
+    return bool(page["items"])
+
+
+Builder = Callable[[World, str], Awaitable[Call]]
+
+
+async def token(world: World, who: str) -> Call:
+    auth = (who, CLIENTS[who]) if who in CLIENTS else None
+    return Call("POST", TOKEN_PATH, {"data": {"grant_type": "client_credentials"}, "auth": auth})
+
+
+async def cancel(world: World, who: str) -> Call:
+    return Call("POST", f"/v1/deletions/{await world.new_deletion()}/cancel")
+
+
+async def create_deletion(world: World, who: str) -> Call:
+    body = {
+        "cluster": CLUSTER,
+        "partitions": [{"topic": TOPIC, "partition": 1, "offset": 1}],
+        "reason": f"matrix, as {who}",
+        "allow_unconsumed": True,
+    }
+    return Call("POST", "/v1/deletions", {"json": body})
+
+
+async def create_acl(world: World, who: str) -> Call:
+    return Call("POST", acls(), {"json": binding(f"User:{world.name('nobody-')}")})
+
+
+async def delete_acls(world: World, who: str) -> Call:
+    # What the call would delete is made first (as the super user), so a 200 shows it deleted something.
+    principal = f"User:{world.name('doomed-')}"
+    made = await world.client.post(acls(), json=binding(principal), headers=world.headers("admin"))
+    assert made.status_code == 201, made.text
+    return Call("DELETE", acls(), {"params": {"principal": principal}})
+
+
+async def register_consumer(world: World, who: str) -> Call:
+    return Call("POST", consumers(), {"json": {"name": world.name("sec-group-"), "kind": "kafka_group"}})
+
+
+async def report_progress(world: World, who: str) -> Call:
+    body = {"query_id": "q-1", "run_id": "r-1", "batch_id": next(world.serial), "offsets": {TOPIC: {"0": 1}}}
+    return Call("PUT", f"{consumers()}/{SPARK}/progress", {"json": body})
+
+
+async def create_policy(world: World, who: str) -> Call:
+    return Call("POST", policies(), {"json": policy_body(world.name("sec-new-"))})
+
+
+async def update_policy(world: World, who: str) -> Call:
+    return Call("PATCH", f"{policies()}/{await world.new_policy()}", {"json": {"enabled": False}})
+
+
+async def delete_policy(world: World, who: str) -> Call:
+    return Call("DELETE", f"{policies()}/{await world.new_policy()}")
+
+
+def filled(world: World, template: str, name: str) -> str:
+    """The route's path template with the world's resources: its deletion, cluster, topic, ``name``."""
+    values = {
+        "deletion_id": world.deletion_id,
+        "cluster": CLUSTER,
+        "topic": TOPIC,
+        "partition": 0,
+        "name": name,
+    }
+    return template.format(**values)
+
+
+def listing(template: str, listed: Callable[[World], Callable[[Any], bool]], **kwargs: Any) -> Builder:
+    async def build(world: World, who: str) -> Call:
+        return Call("GET", filled(world, template, POLICY), kwargs, listed(world))
+
+    return build
+
+
+# How each route is called, unless it is a plain GET of the world's resource (``build_call``).
+CALLS: dict[tuple[str, str], Builder] = {
+    ("POST", "/oauth/token"): token,
+    ("POST", "/v1/deletions"): create_deletion,
+    ("GET", "/v1/deletions"): listing(
+        "/v1/deletions", lambda world: names_in("id", world.deletion_id), params={"limit": 1000}
+    ),
+    ("POST", "/v1/deletions/{deletion_id}/cancel"): cancel,
+    ("POST", "/v1/clusters/{cluster}/acls"): create_acl,
+    ("DELETE", "/v1/clusters/{cluster}/acls"): delete_acls,
+    ("POST", "/v1/clusters/{cluster}/consumers"): register_consumer,
+    ("GET", "/v1/clusters/{cluster}/consumers"): listing(consumers(), lambda world: names_in("name", GROUP)),
+    ("PUT", "/v1/clusters/{cluster}/consumers/{name}/progress"): report_progress,
+    ("POST", "/v1/clusters/{cluster}/policies"): create_policy,
+    ("GET", "/v1/clusters/{cluster}/policies"): listing(policies(), lambda world: names_in("name", POLICY)),
+    ("PATCH", "/v1/clusters/{cluster}/policies/{name}"): update_policy,
+    ("DELETE", "/v1/clusters/{cluster}/policies/{name}"): delete_policy,
+    ("GET", "/v1/clusters/{cluster}/policies/{name}/runs"): listing(
+        "/v1/clusters/{cluster}/policies/{name}/runs", lambda world: has_items
+    ),
+}
+# The resource a plain GET of a route with a {name} reads.
+NAMES = {"/v1/clusters/{cluster}/consumers/{name}": GROUP, "/v1/clusters/{cluster}/policies/{name}": POLICY}
+
+
+async def build_call(world: World, who: str, method: str, template: str) -> Call:
+    if (method, template) in CALLS:
+        return await CALLS[(method, template)](world, who)
+    return Call(method, filled(world, template, NAMES.get(template, "")))
