@@ -205,9 +205,17 @@ class MetricsMiddleware:
             await self.app(scope, receive, record_status)
         finally:
             route = getattr(scope.get("route"), "path", None) or "unmatched"
-            requests, duration = _series(scope.get("method", ""), route, status["code"])
+            requests, duration = _series(_method_label(scope.get("method", "")), route, status["code"])
             requests.inc()
             duration.observe(time.perf_counter() - started)
+
+
+# RFC 9110's methods; any other token a client sends is counted as one label, so clients cannot add series.
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"})
+
+
+def _method_label(method: str) -> str:
+    return method if method in _METHODS else "OTHER"
 
 
 # One entry per method, route template and status: bounded. prometheus_client's labels() validates and

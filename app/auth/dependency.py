@@ -45,8 +45,11 @@ def principal_from_claims(claims: dict[str, Any], settings: Settings, host: str)
     groups: tuple[str, ...] = ()
     if settings.auth.groups_claim:
         raw = claims.get(settings.auth.groups_claim)
-        if isinstance(raw, list):
-            groups = tuple(dict.fromkeys(g for g in raw if isinstance(g, str) and g))
+        if raw is not None:
+            # Anything but a list of names is refused: a group silently dropped could be one a DENY names.
+            if not isinstance(raw, list) or not all(isinstance(g, str) and g for g in raw):
+                raise invalid_token("The token's groups claim is not a list of group names")
+            groups = tuple(dict.fromkeys(raw))
     # Principals are stored, audited and matched against ACLs: a control character in one is refused
     # (``app.text``), not trimmed into some other name.
     if has_control_character(user) or any(has_control_character(group) for group in groups):

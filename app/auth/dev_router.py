@@ -35,6 +35,23 @@ TOKEN_REQUEST_BODY: dict[str, Any] = {
 }
 
 
+OAUTH_ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}},
+}
+TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {
+        "description": "RFC 6749 §5.2 error: invalid_request or unsupported_grant_type",
+        "content": {"application/json": {"schema": OAUTH_ERROR_SCHEMA}},
+    },
+    401: {
+        "description": "RFC 6749 §5.2 error: invalid_client (unknown client or wrong secret)",
+        "content": {"application/json": {"schema": OAUTH_ERROR_SCHEMA}},
+    },
+}
+
+
 class OAuthError(Exception):
     """An RFC 6749 §5.2 error response."""
 
@@ -56,7 +73,7 @@ class OAuthError(Exception):
 def build_router(issuer: DevIssuer) -> APIRouter:
     router = APIRouter(tags=["dev token issuer"])
 
-    @router.post(TOKEN_PATH, openapi_extra={"requestBody": TOKEN_REQUEST_BODY})
+    @router.post(TOKEN_PATH, responses=TOKEN_RESPONSES, openapi_extra={"requestBody": TOKEN_REQUEST_BODY})
     async def issue_token(request: Request) -> JSONResponse:
         """Issues an access token for a configured client (OAuth2 client-credentials grant)."""
         try:
