@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, SecretStr, field_validator, model_validat
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.domain.authorizer import parse_super_users
+from app.integrations.spark.checkpoint_roots import CheckpointRoots, parse_checkpoint_roots
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -102,6 +103,23 @@ class LimitSettings(BaseModel):
     max_page_size: int = Field(default=1_000, ge=1)
 
 
+class SparkSettings(BaseModel):
+    """Spark consumers. ``checkpoint_roots`` (``PURGE_SPARK_CHECKPOINT_ROOTS``): comma-separated local
+    folders and object-store URLs under which consumers' checkpoints may be read; empty turns pull mode
+    off (``app.integrations.spark.checkpoint_roots``)."""
+
+    checkpoint_roots: str = ""
+
+    @field_validator("checkpoint_roots")
+    @classmethod
+    def _valid_roots(cls, value: str) -> str:
+        parse_checkpoint_roots(value)
+        return value
+
+    def roots(self) -> CheckpointRoots:
+        return parse_checkpoint_roots(self.checkpoint_roots)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PURGE_",
@@ -115,6 +133,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    spark: SparkSettings = Field(default_factory=SparkSettings)
     super_users: str = ""
     trusted_proxies: str = ""
     public_url: str = "http://127.0.0.1:8080"
