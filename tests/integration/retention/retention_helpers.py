@@ -65,7 +65,7 @@ async def grant(
     pattern: str = "LITERAL",
     permission: str = "ALLOW",
 ) -> None:
-    """Add one binding through the API; ``resource`` is ``TYPE:name`` (``TOPIC:inter.``, ``GROUP:billing``)."""
+    """Add one binding through the API; ``resource`` is ``TYPE:name`` (e.g. ``GROUP:billing``)."""
     resource_type, _, name = resource.partition(":")
     binding = {
         "principal": principal,
