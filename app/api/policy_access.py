@@ -21,7 +21,7 @@ from app.api.deps import Services
 from app.auth import Principal
 from app.domain.acl import Operation
 from app.domain.retention import TopicSelector
-from app.errors import NotFound
+from app.errors import FieldError, NotFound, ValidationFailed
 
 
 async def authorize_policy_topics(
@@ -35,7 +35,12 @@ async def authorize_policy_topics(
     if topics.get("names"):
         names = set(topics["names"])
     else:
-        selector = TopicSelector(regex=topics.get("regex"))
+        try:
+            selector = TopicSelector(regex=topics.get("regex"))
+        except ValueError as exc:  # a stored regex from before RE2: the caller must give a new selection
+            raise ValidationFailed(
+                f"the policy's regex cannot be used: {exc}", errors=[FieldError("/topics/regex", str(exc))]
+            ) from None
         names = set(selector.select(await services.gateway.list_topics(cluster)))
     if names:
         await authorization.check_delete_topics(principal, cluster, sorted(names), request_id=request_id)

@@ -38,7 +38,10 @@ class ConsumerCreate(BaseModel):
     kind: Literal["spark", "kafka_group"] = "spark"
     checkpoint_location: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = Field(
         default=None,
-        description="Spark only: a local path or URL the service reads the query's checkpoint from",
+        description=(
+            "Spark only: where the service reads the query's checkpoint; a local path or object-store URL "
+            "under the operator's PURGE_SPARK_CHECKPOINT_ROOTS (none configured: pull mode is off)"
+        ),
     )
 
     @model_validator(mode="after")
