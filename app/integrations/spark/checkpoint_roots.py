@@ -11,7 +11,8 @@ configured roots, comma-separated:
   ``abfss``, ``az``, ``hdfs``); a location must start with it.
 
 ``file://``, ``http(s)://``, ``ftp://`` and any other scheme are refused, as are ``..`` segments, query
-strings and fragments. With no root configured pull mode is off and every location is refused.
+strings, fragments and control characters. With no root configured pull mode is off and every location
+is refused.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class CheckpointRoots:
                 "pull mode is off: the operator has configured no PURGE_SPARK_CHECKPOINT_ROOTS; "
                 "report progress with the listener instead"
             )
+        if any(ord(char) < 32 or ord(char) == 127 for char in location):
+            raise CheckpointLocationRefused("the location contains control characters")
         scheme = _scheme(location)
         if scheme is None:
             return self._admit_local(location)

@@ -32,6 +32,8 @@ def refused_locations(root: Path, outside: Path) -> list[str]:
         f"{root}/q/../../q",
         str(root / "escape"),
         str(root / "escape" / "q"),
+        f"{root}/q\x00",
+        f"{root}/q\n",
         "s3://lake/other/q",
         "s3://lake/checkpoints/../q",
         "gs://lake/checkpoints/q",
