@@ -31,7 +31,7 @@ from app.api.strict_json import StrictJsonRoute
 from app.api.views import page_limit
 from app.audit import append_event
 from app.auth import Principal, PrincipalDep
-from app.errors import Conflict
+from app.errors import Conflict, NotFound
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/policies", tags=["policies"], route_class=StrictJsonRoute)
 
@@ -148,6 +148,14 @@ async def _policy(
     )
 
 
+async def _stored(session: Any, cluster: str, name: str) -> RetentionPolicy:
+    """The policy inside a write transaction, after the caller was authorized for it (gone since: 404)."""
+    policy = await repo.get_policy(session, cluster, name)
+    if policy is None:
+        raise NotFound(f"No policy {name!r} on {cluster!r}.")
+    return policy
+
+
 @router.get("/{name}", response_model=PolicyRead, responses=problem_responses(401, 404, 422))
 async def get_policy(
     cluster: ClusterPath,
@@ -194,7 +202,7 @@ async def update_policy(
     consumers = _consumers_json(body.consumers) if body.consumers is not None else current.consumers
     await authorize_coverage(services, principal, cluster, topics, consumers, request_id)
     async with write_transaction(services.sessionmaker) as tx:
-        policy = await _policy(tx, services, principal, cluster, name)
+        policy = await _stored(tx, cluster, name)
         _apply_update(policy, body, datetime.now(UTC))
         await tx.flush()
         await _audit(tx, "policy.updated", principal, request_id, policy)
@@ -217,7 +225,7 @@ async def delete_policy(
     current = await _policy(session, services, principal, cluster, name)
     await authorize_management(services, principal, current, request_id)
     async with write_transaction(services.sessionmaker) as tx:
-        policy = await _policy(tx, services, principal, cluster, name)
+        policy = await _stored(tx, cluster, name)
         await _audit(tx, "policy.deleted", principal, request_id, policy)
         await tx.delete(policy)
     return Response(status_code=204)
