@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from app.domain.authorizer import parse_super_users
+from app.integrations.spark.checkpoint_roots import CheckpointRoots, parse_checkpoint_roots
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -127,6 +128,23 @@ class LimitSettings(SettingsGroup):
     body_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
 
 
+class SparkSettings(BaseModel):
+    """Spark consumers. ``checkpoint_roots`` (``PURGE_SPARK_CHECKPOINT_ROOTS``): comma-separated local
+    folders and object-store URLs under which consumers' checkpoints may be read; empty turns pull mode
+    off (``app.integrations.spark.checkpoint_roots``)."""
+
+    checkpoint_roots: str = ""
+
+    @field_validator("checkpoint_roots")
+    @classmethod
+    def _valid_roots(cls, value: str) -> str:
+        parse_checkpoint_roots(value)
+        return value
+
+    def roots(self) -> CheckpointRoots:
+        return parse_checkpoint_roots(self.checkpoint_roots)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PURGE_",
@@ -141,6 +159,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    spark: SparkSettings = Field(default_factory=SparkSettings)
     super_users: str = ""
     trusted_proxies: str = ""
     public_url: str = "http://127.0.0.1:8080"

@@ -68,6 +68,38 @@ class Authorization(Protocol):
         including topics created later (``app.domain.prefix_authorization``)."""
         ...
 
+    async def check_read_topics(
+        self, principal: Principal, cluster: str, topics: Sequence[str], *, request_id: str | None = None
+    ) -> None:
+        """Raise ``Forbidden`` unless ``principal`` may READ every topic (a consumer's progress report)."""
+        ...
+
+    async def check_groups(
+        self,
+        principal: Principal,
+        cluster: str,
+        operation: Operation,
+        groups: Sequence[str],
+        *,
+        request_id: str | None = None,
+    ) -> None:
+        """Raise ``Forbidden`` unless ``principal`` may perform ``operation`` on every GROUP (consumers)."""
+        ...
+
+    async def describable_groups(self, principal: Principal, cluster: str, groups: Sequence[str]) -> set[str]:
+        """The groups among ``groups`` that ``principal`` may DESCRIBE; the others are 404 to it."""
+        ...
+
+    async def may_on_cluster(self, principal: Principal, cluster: str, operation: Operation) -> bool:
+        """Whether ``principal`` may perform ``operation`` on the cluster itself, without auditing."""
+        ...
+
+    async def revoked_topics(
+        self, cluster: str, principals: Sequence[str], client_host: str, topics: Sequence[str]
+    ) -> dict[str, str]:
+        """The topics these principals (a policy's owner) may not DELETE on, with each reason."""
+        ...
+
 
 class AllowAll:
     """Every authenticated principal may do everything (for tests of other concerns only)."""
@@ -102,6 +134,33 @@ class AllowAll:
         self, principal: Principal, cluster: str, prefix: str, *, request_id: str | None = None
     ) -> None:
         return None
+
+    async def check_read_topics(
+        self, principal: Principal, cluster: str, topics: Sequence[str], *, request_id: str | None = None
+    ) -> None:
+        return None
+
+    async def check_groups(
+        self,
+        principal: Principal,
+        cluster: str,
+        operation: Operation,
+        groups: Sequence[str],
+        *,
+        request_id: str | None = None,
+    ) -> None:
+        return None
+
+    async def describable_groups(self, principal: Principal, cluster: str, groups: Sequence[str]) -> set[str]:
+        return set(groups)
+
+    async def may_on_cluster(self, principal: Principal, cluster: str, operation: Operation) -> bool:
+        return True
+
+    async def revoked_topics(
+        self, cluster: str, principals: Sequence[str], client_host: str, topics: Sequence[str]
+    ) -> dict[str, str]:
+        return {}
 
 
 @dataclass

@@ -10,6 +10,10 @@ What each action needs, on the cluster the deletion or ACL belongs to:
   touches; anything else answers 404, so ids cannot be probed;
 - cancel a deletion: DELETE on every topic;
 - create or delete ACL bindings: ALTER on CLUSTER; list them: DESCRIBE on CLUSTER;
+- consumers are Kafka consumer groups (as Kafka's OffsetCommit sees them): registering consumer ``X`` or
+  reporting its progress needs READ on GROUP ``X`` (a report also READ on every topic in it); seeing it
+  needs DESCRIBE on GROUP ``X`` (READ implies it), and one the caller may not describe answers 404;
+- retention policies: ``app.api.policy_access`` (owner, DESCRIBE/ALTER on CLUSTER, DELETE on topics);
 - read or verify the audit trail: DESCRIBE on CLUSTER of every configured cluster (the trail spans them
   all; with no cluster configured, super users only).
 
@@ -107,6 +111,13 @@ class KafkaAclAuthorization:
         if denied:
             await self._refuse(principal, cluster, Operation.DESCRIBE, ResourceType.TOPIC, denied, request_id)
 
+    async def check_read_topics(
+        self, principal: Principal, cluster: str, topics: Sequence[str], *, request_id: str | None = None
+    ) -> None:
+        denied = await self.denied_topics(principal, cluster, Operation.READ, topics)
+        if denied:
+            await self._refuse(principal, cluster, Operation.READ, ResourceType.TOPIC, denied, request_id)
+
     async def can_view(self, principal: Principal, deletion: DeletionScope) -> bool:
         if deletion.principal == principal.name or self.is_super_user(principal):
             return True
@@ -130,6 +141,37 @@ class KafkaAclAuthorization:
         denied = _denied(authorizer, principal, operation, ResourceType.CLUSTER, [CLUSTER_RESOURCE_NAME])
         if denied:
             await self._refuse(principal, cluster, operation, ResourceType.CLUSTER, denied, request_id)
+
+    async def check_groups(
+        self,
+        principal: Principal,
+        cluster: str,
+        operation: Operation,
+        groups: Sequence[str],
+        *,
+        request_id: str | None = None,
+    ) -> None:
+        if self.is_super_user(principal) or not groups:
+            return
+        authorizer = await self.sources.authorizer(cluster)
+        denied = _denied(authorizer, principal, operation, ResourceType.GROUP, groups)
+        if denied:
+            await self._refuse(principal, cluster, operation, ResourceType.GROUP, denied, request_id)
+
+    async def describable_groups(self, principal: Principal, cluster: str, groups: Sequence[str]) -> set[str]:
+        """The groups among ``groups`` that ``principal`` may DESCRIBE (no audit: visibility, not action)."""
+        if self.is_super_user(principal) or not groups:
+            return set(groups)
+        authorizer = await self.sources.authorizer(cluster)
+        denied = _denied(authorizer, principal, Operation.DESCRIBE, ResourceType.GROUP, groups)
+        return {group for group in groups if group not in denied}
+
+    async def may_on_cluster(self, principal: Principal, cluster: str, operation: Operation) -> bool:
+        """Whether ``principal`` may perform ``operation`` on CLUSTER (no audit: for visibility)."""
+        if self.is_super_user(principal):
+            return True
+        authorizer = await self.sources.authorizer(cluster)
+        return not _denied(authorizer, principal, operation, ResourceType.CLUSTER, [CLUSTER_RESOURCE_NAME])
 
     async def check_audit_read(self, principal: Principal, *, request_id: str | None = None) -> None:
         if self.is_super_user(principal):

@@ -11,6 +11,7 @@ min commit offset to -1"): a partition is skipped, with a reason, when
 - a position is beyond the high watermark, e.g. the topic was re-created (``position_beyond_high_watermark``),
 - with ``all_groups``: a group is active on the topic but not covered (``foreign_active_group``, KIP-762's
   check), or no group has committed on it at all (``no_consumers``),
+- the policy's owner may no longer DELETE on the topic (``owner_not_authorized``, decided by the sweep),
 - the cut would not move the log start offset by at least ``min_records`` (``nothing_to_delete``,
   ``below_min_records``, ``records_too_young`` when only ``min_age_seconds`` holds it back).
 
@@ -20,12 +21,12 @@ checkpoint, so whatever such a group holds says nothing about what the query has
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from app.domain.ports import GroupInfo, TopicPartition
+from app.domain.topic_patterns import compile_topic_pattern
 
 SPARK_GROUP_PREFIX = "spark-kafka-source-"
 ACTIVE_GROUP_STATES = frozenset({"Stable", "PreparingRebalance", "CompletingRebalance"})
@@ -58,7 +59,7 @@ def group_may_read(group: GroupInfo, topic: str) -> bool:
 
 @dataclass(frozen=True)
 class TopicSelector:
-    """Exactly one of ``prefix``, ``regex`` (full match) or ``names``."""
+    """Exactly one of ``prefix``, ``regex`` (RE2, full match: ``app.domain.topic_patterns``) or ``names``."""
 
     prefix: str | None = None
     regex: str | None = None
@@ -69,13 +70,13 @@ class TopicSelector:
         if sum(chosen) != 1:
             raise ValueError("a topic selector has exactly one of prefix, regex or names")
         if self.regex is not None:
-            re.compile(self.regex)
+            compile_topic_pattern(self.regex)
 
     def matches(self, topic: str) -> bool:
         if self.prefix is not None:
             return topic.startswith(self.prefix)
         if self.regex is not None:
-            return re.fullmatch(self.regex, topic) is not None
+            return compile_topic_pattern(self.regex).matches(topic)
         return topic in self.names
 
     def select(self, topics: Sequence[str]) -> list[str]:
@@ -135,6 +136,7 @@ class SkipReason(StrEnum):
     NOTHING_TO_DELETE = "nothing_to_delete"
     BELOW_MIN_RECORDS = "below_min_records"
     RECORDS_TOO_YOUNG = "records_too_young"
+    OWNER_NOT_AUTHORIZED = "owner_not_authorized"
 
 
 @dataclass(frozen=True)

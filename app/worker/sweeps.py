@@ -2,9 +2,11 @@
 
 The deletion goes through the same path as ``POST /v1/deletions`` (``submit_deletion``): same checks,
 executor, statuses and audit, with ``reason: "policy <name>"``, as the policy's owner principal, so the
-owner's right to delete the topics is checked again at every sweep. The planner already bounded every
-partition by the policy's consumers, so the request sets ``allow_unconsumed``: groups the policy leaves
-out were left out on purpose (with ``all_groups`` none is).
+owner's right to delete the topics is checked again at every sweep: first per matched topic (a topic the
+owner may no longer DELETE on is skipped with ``owner_not_authorized`` and the refusal audited, the other
+topics are still swept; the run is ``denied`` when that leaves nothing), then by the submission. The
+planner already bounded every partition by the policy's consumers, so the request sets
+``allow_unconsumed``: groups the policy leaves out were left out on purpose (with ``all_groups`` none is).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from app.domain.retention import (
     ConsumerSelection,
     PartitionOffsets,
     RetentionRules,
+    Skip,
+    SkipReason,
     SweepPlan,
     TopicSelector,
     is_spark_source_group,
@@ -38,6 +42,7 @@ from app.domain.retention import (
 )
 from app.errors import Forbidden, PurgeError
 from app.integrations.spark.checkpoint import CheckpointError, read_committed_offsets
+from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused, CheckpointRoots
 
 log = logging.getLogger("kafka_purge.retention")
 
@@ -139,9 +144,16 @@ async def cluster_groups(
     return names, list(described.values()), {}
 
 
-def _merge_checkpoint(reported: dict[TopicPartition, int], location: str) -> dict[TopicPartition, int]:
-    """The checkpoint's committed offsets, bounded by what the listener reported (the lower one wins)."""
-    committed = read_committed_offsets(location).topic_offsets()
+def _merge_checkpoint(
+    reported: dict[TopicPartition, int], location: str, roots: CheckpointRoots
+) -> dict[TopicPartition, int]:
+    """The checkpoint's committed offsets, bounded by what the listener reported (the lower one wins).
+    The location is admitted again (real path under a configured root) right before it is read."""
+    try:
+        admitted = roots.admit(location)
+    except CheckpointLocationRefused as exc:
+        raise CheckpointError(str(exc)) from None
+    committed = read_committed_offsets(admitted).topic_offsets()
     merged = dict(reported)
     for topic, parts in committed.items():
         for partition, offset in parts.items():
@@ -163,7 +175,10 @@ async def spark_positions(
         if consumer.checkpoint_location:
             try:
                 positions = await asyncio.to_thread(
-                    _merge_checkpoint, positions, consumer.checkpoint_location
+                    _merge_checkpoint,
+                    positions,
+                    consumer.checkpoint_location,
+                    services.settings.spark.roots(),
                 )
             except (CheckpointError, OSError) as exc:
                 failed[f"spark:{consumer.name}"] = f"checkpoint unreadable: {exc}"
@@ -211,15 +226,48 @@ def deletion_request(policy: RetentionPolicy, cuts: dict[TopicPartition, int]) -
     return DeletionCreate.model_validate(body)
 
 
+async def withhold_unauthorized(
+    services: Services, policy: RetentionPolicy, partitions: Sequence[TopicPartition]
+) -> tuple[list[TopicPartition], dict[TopicPartition, Skip], str | None]:
+    """The partitions whose topic the owner may still DELETE on; the others skipped with the reason, and
+    the refusal (audited as ``authz.denied``) when there was one."""
+    owner = owner_principal(policy)
+    topics = sorted({tp.topic for tp in partitions})
+    revoked = await services.authorization.revoked_topics(
+        policy.cluster, owner.names, owner.client_host, topics
+    )
+    if not revoked:
+        return list(partitions), {}, None
+    refusal: str | None = None
+    try:
+        await services.authorization.check_delete_topics(owner, policy.cluster, sorted(revoked))
+    except Forbidden as exc:
+        refusal = exc.detail
+    skipped = {
+        tp: Skip(
+            SkipReason.OWNER_NOT_AUTHORIZED, f"{owner.name} may not DELETE on {tp.topic}: {revoked[tp.topic]}"
+        )
+        for tp in partitions
+        if tp.topic in revoked
+    }
+    return [tp for tp in partitions if tp.topic not in revoked], skipped, refusal
+
+
 async def sweep(services: Services, policy: RetentionPolicy) -> SweepResult:
     """Plan one sweep of ``policy`` and submit its deletion; never raises for Kafka or policy trouble."""
     result = SweepResult(status="failed")
     try:
         rules = rules_of(policy)
-        partitions = await matching_partitions(services, policy.cluster, rules.topics)
-        result.matched = len(partitions)
-        view, result.warnings = await collect_view(services, policy, rules, partitions)
-        result.plan = plan_sweep(rules, view)
+        matched = await matching_partitions(services, policy.cluster, rules.topics)
+        result.matched = len(matched)
+        partitions, withheld, refusal = await withhold_unauthorized(services, policy, matched)
+        if partitions:
+            view, result.warnings = await collect_view(services, policy, rules, partitions)
+            result.plan = plan_sweep(rules, view)
+        result.plan.skipped.update(withheld)
+        if refusal is not None and not result.plan.deletions:
+            result.status, result.error = "denied", refusal
+            return result
         cuts = dict(sorted(result.plan.deletions.items())[: services.settings.limits.max_partitions])
         if len(cuts) < len(result.plan.deletions):
             result.warnings.append(

@@ -34,6 +34,7 @@ def service(emulator: Emulator, tmp_path: Path) -> Iterator[str]:
         PURGE_SUPER_USERS="User:etl",
         PURGE_CLUSTERS=json.dumps({"demo": {"bootstrap_servers": emulator.bootstrap}}),
         PURGE_WORKER_POLL_INTERVAL_SECONDS="0.1",
+        PURGE_SPARK_CHECKPOINT_ROOTS=str(tmp_path),
     )
     command = [sys.executable, "-m", "app", "serve", "--port", "0"]
     with running(command, env, tmp_path) as process:
@@ -142,7 +143,7 @@ def test_pull_mode_follows_the_real_checkpoint(
     tokens = ClientCredentials(f"{service}/oauth/token", "etl", SECRET)
     api = httpx.Client(base_url=service, headers={"Authorization": f"Bearer {tokens()}"}, timeout=10)
     checkpoint = tmp_path / "checkpoint"
-    consumer = {"name": "puller", "kind": "spark", "checkpoint_location": checkpoint.as_uri()}
+    consumer = {"name": "puller", "kind": "spark", "checkpoint_location": str(checkpoint)}
     assert api.post("/v1/clusters/demo/consumers", json=consumer).status_code == 201
     policy = {
         "name": "pull",

@@ -1,4 +1,9 @@
-"""/v1/clusters/{cluster}/consumers: register consumers, read them, and take Spark progress reports."""
+"""/v1/clusters/{cluster}/consumers: register consumers, read them, and take Spark progress reports.
+
+Consumers are Kafka consumer groups for authorization (KIP-11, as Kafka's OffsetCommit): registering
+consumer ``X`` or reporting its progress needs READ on GROUP ``X`` (a report also READ on every topic in
+it); seeing it needs DESCRIBE on GROUP ``X``. A consumer the caller may not describe is a 404.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from app.adapters.db.repositories import consumers as repo
 from app.adapters.db.retention_models import Consumer
 from app.adapters.db.session import write_transaction
-from app.api.deps import RequestIdDep, ServicesDep, SessionDep
+from app.api.deps import RequestIdDep, Services, ServicesDep, SessionDep
 from app.api.schemas.common import problem_responses
 from app.api.schemas.retention import (
     ConsumerCreate,
@@ -25,8 +30,10 @@ from app.api.schemas.retention import (
 from app.api.strict_json import StrictJsonRoute
 from app.audit import append_event
 from app.auth import Principal, PrincipalDep
+from app.domain.acl import Operation
 from app.domain.ports import TopicPartition
-from app.errors import Conflict, NotFound
+from app.errors import Conflict, FieldError, NotFound, ValidationFailed
+from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/consumers", tags=["consumers"], route_class=StrictJsonRoute)
 
@@ -39,6 +46,28 @@ ConsumerPath = Annotated[
 def known_cluster(services: ServicesDep, cluster: str) -> None:
     if not services.gateway.has_cluster(cluster):
         raise NotFound(f"Unknown cluster {cluster!r}.")
+
+
+async def authorize_consumer(
+    services: Services, principal: Principal, cluster: str, name: str, request_id: str
+) -> None:
+    """404 unless the caller may DESCRIBE GROUP ``name``; then 403 (audited) unless it may READ it."""
+    if not await services.authorization.describable_groups(principal, cluster, [name]):
+        raise NotFound(f"No consumer {name!r} on {cluster!r}.")
+    await services.authorization.check_groups(
+        principal, cluster, Operation.READ, [name], request_id=request_id
+    )
+
+
+def admitted_checkpoint(services: Services, location: str | None) -> None:
+    """422 unless ``location`` lies under ``PURGE_SPARK_CHECKPOINT_ROOTS`` (symlinks followed)."""
+    if location is None:
+        return
+    try:
+        services.settings.spark.roots().admit(location)
+    except CheckpointLocationRefused as exc:
+        detail = f"checkpoint_location refused: {exc}"
+        raise ValidationFailed(detail, errors=[FieldError("/checkpoint_location", str(exc))]) from None
 
 
 def consumer_read(consumer: Consumer, progress: list[ProgressRead] | None = None) -> ConsumerRead:
@@ -64,7 +93,7 @@ def _new_consumer(cluster: str, body: ConsumerCreate, principal: Principal, now:
 
 
 @router.post(
-    "", status_code=201, response_model=ConsumerRead, responses=problem_responses(401, 404, 409, 422)
+    "", status_code=201, response_model=ConsumerRead, responses=problem_responses(401, 403, 404, 409, 422)
 )
 async def register_consumer(
     cluster: ClusterPath,
@@ -73,9 +102,13 @@ async def register_consumer(
     services: ServicesDep,
     request_id: RequestIdDep,
 ) -> ConsumerRead:
-    """Register a consumer: a Spark query (pushing progress, or with a checkpoint location the service reads)
-    or a Kafka consumer group."""
+    """Register a consumer: a Spark query (pushing progress, or with a checkpoint location under the
+    configured roots that the service reads) or a Kafka consumer group; needs READ on GROUP name."""
     known_cluster(services, cluster)
+    await services.authorization.check_groups(
+        principal, cluster, Operation.READ, [body.name], request_id=request_id
+    )
+    admitted_checkpoint(services, body.checkpoint_location)
     now = datetime.now(UTC)
     consumer = _new_consumer(cluster, body, principal, now)
     try:
@@ -108,9 +141,11 @@ async def register_consumer(
 async def list_consumers(
     cluster: ClusterPath, principal: PrincipalDep, services: ServicesDep, session: SessionDep
 ) -> ConsumerPage:
-    """List the consumers registered on a cluster."""
+    """List the consumers registered on a cluster that the caller may DESCRIBE (as groups)."""
     known_cluster(services, cluster)
-    return ConsumerPage(items=[consumer_read(c) for c in await repo.list_consumers(session, cluster)])
+    consumers = await repo.list_consumers(session, cluster)
+    visible = await services.authorization.describable_groups(principal, cluster, [c.name for c in consumers])
+    return ConsumerPage(items=[consumer_read(c) for c in consumers if c.name in visible])
 
 
 @router.get("/{name}", response_model=ConsumerRead, responses=problem_responses(401, 404, 422))
@@ -121,9 +156,10 @@ async def get_consumer(
     services: ServicesDep,
     session: SessionDep,
 ) -> ConsumerRead:
-    """Read a consumer with its reported position on every partition."""
+    """Read a consumer with its reported position on every partition; needs DESCRIBE on GROUP name."""
     known_cluster(services, cluster)
-    consumer = await repo.get_consumer(session, cluster, name)
+    visible = await services.authorization.describable_groups(principal, cluster, [name])
+    consumer = await repo.get_consumer(session, cluster, name) if visible else None
     if consumer is None:
         raise NotFound(f"No consumer {name!r} on {cluster!r}.")
     rows = await repo.progress_rows(session, [consumer.id])
@@ -140,7 +176,7 @@ def _update(body: ProgressReport) -> repo.ProgressUpdate:
 
 
 @router.put(
-    "/{name}/progress", response_model=ProgressResult, responses=problem_responses(401, 404, 409, 422)
+    "/{name}/progress", response_model=ProgressResult, responses=problem_responses(401, 403, 404, 409, 422)
 )
 async def report_progress(
     cluster: ClusterPath,
@@ -151,8 +187,13 @@ async def report_progress(
     request_id: RequestIdDep,
 ) -> ProgressResult:
     """Record a Spark query's committed batch (end offsets per partition). Idempotent on (query_id, batch_id);
-    an older or repeated batch never moves a position back. An unknown consumer is registered as Spark."""
+    an older or repeated batch never moves a position back. An unknown consumer is registered as Spark.
+    Needs READ on GROUP name and on every topic reported."""
     known_cluster(services, cluster)
+    await authorize_consumer(services, principal, cluster, name, request_id)
+    await services.authorization.check_read_topics(
+        principal, cluster, sorted(body.offsets), request_id=request_id
+    )
     now = datetime.now(UTC)
     async with write_transaction(services.sessionmaker) as session:
         consumer = await repo.get_consumer(session, cluster, name, lock=True)

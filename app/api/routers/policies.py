@@ -14,6 +14,7 @@ from app.adapters.db.retention_models import RetentionPolicy
 from app.adapters.db.session import write_transaction
 from app.api.deps import RequestIdDep, Services, ServicesDep, SessionDep
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
+from app.api.policy_access import authorize_coverage, authorize_management, require_visible, visible_policies
 from app.api.routers.consumers import ClusterPath, known_cluster
 from app.api.schemas.common import problem_responses
 from app.api.schemas.retention import (
@@ -25,40 +26,16 @@ from app.api.schemas.retention import (
     PolicyRunPage,
     PolicyRunRead,
     PolicyUpdate,
-    TopicSelection,
 )
 from app.api.strict_json import StrictJsonRoute
 from app.api.views import page_limit
 from app.audit import append_event
 from app.auth import Principal, PrincipalDep
-from app.domain.retention import TopicSelector
 from app.errors import Conflict, NotFound
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/policies", tags=["policies"], route_class=StrictJsonRoute)
 
 PolicyPath = Annotated[str, Path(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._-]+$")]
-
-
-async def authorize_policy_topics(
-    services: Services, principal: Principal, cluster: str, topics: TopicSelection
-) -> None:
-    """The single place a policy change asks for DELETE on the topics it covers (raises Forbidden).
-
-    A prefix policy also covers topics created later, so it needs DELETE on the whole prefix (an ALLOW
-    binding covering it and no DENY reaching under it); that also covers every topic matching now.
-    Name and regex policies need DELETE on every topic they match now. Sweeps re-check the matching
-    topics as the owner every time.
-    """
-    if topics.prefix is not None:
-        await services.authorization.check_delete_prefix(principal, cluster, topics.prefix)
-        return
-    if topics.names is not None:
-        names = set(topics.names)
-    else:
-        selector = TopicSelector(prefix=topics.prefix, regex=topics.regex)
-        names = set(selector.select(await services.gateway.list_topics(cluster)))
-    if names:
-        await services.authorization.check_delete_topics(principal, cluster, sorted(names))
 
 
 def _consumers_json(consumers: Consumers) -> dict[str, Any]:
@@ -131,10 +108,11 @@ async def create_policy(
     services: ServicesDep,
     request_id: RequestIdDep,
 ) -> PolicyRead:
-    """Create a retention policy; needs DELETE on the topics it covers. Its sweeps run as the caller."""
+    """Create a retention policy; needs DELETE on the topics it covers and DESCRIBE on its consumers.
+    Its sweeps run as the caller, its owner."""
     known_cluster(services, cluster)
-    await authorize_policy_topics(services, principal, cluster, body.topics)
     policy = _new_policy(cluster, body, principal, datetime.now(UTC))
+    await authorize_coverage(services, principal, cluster, policy.topics, policy.consumers, request_id)
     try:
         async with write_transaction(services.sessionmaker) as session:
             if await repo.get_policy(session, cluster, body.name) is not None:
@@ -153,12 +131,25 @@ async def create_policy(
 async def list_policies(
     cluster: ClusterPath, principal: PrincipalDep, services: ServicesDep, session: SessionDep
 ) -> PolicyPage:
-    """List the retention policies of a cluster."""
+    """List the retention policies of a cluster that the caller owns, or all with DESCRIBE on CLUSTER."""
     known_cluster(services, cluster)
-    return PolicyPage(items=[policy_read(p) for p in await repo.list_policies(session, cluster)])
+    policies = await visible_policies(
+        services, principal, cluster, await repo.list_policies(session, cluster)
+    )
+    return PolicyPage(items=[policy_read(p) for p in policies])
 
 
-async def _policy(session: Any, cluster: str, name: str) -> RetentionPolicy:
+async def _policy(
+    session: Any, services: Services, principal: Principal, cluster: str, name: str
+) -> RetentionPolicy:
+    """The policy, or 404 when there is none or the caller may not see it."""
+    return await require_visible(
+        services, principal, await repo.get_policy(session, cluster, name), name, cluster
+    )
+
+
+async def _stored(session: Any, cluster: str, name: str) -> RetentionPolicy:
+    """The policy inside a write transaction, after the caller was authorized for it (gone since: 404)."""
     policy = await repo.get_policy(session, cluster, name)
     if policy is None:
         raise NotFound(f"No policy {name!r} on {cluster!r}.")
@@ -173,12 +164,12 @@ async def get_policy(
     services: ServicesDep,
     session: SessionDep,
 ) -> PolicyRead:
-    """Read a retention policy."""
+    """Read a retention policy; its owner, or a caller with DESCRIBE on CLUSTER, may."""
     known_cluster(services, cluster)
-    return policy_read(await _policy(session, cluster, name))
+    return policy_read(await _policy(session, services, principal, cluster, name))
 
 
-def _apply_update(policy: RetentionPolicy, body: PolicyUpdate, principal: Principal, now: datetime) -> None:
+def _apply_update(policy: RetentionPolicy, body: PolicyUpdate, now: datetime) -> None:
     changes = body.model_dump(exclude_unset=True)
     if body.topics is not None:
         policy.topics = body.topics.model_dump(exclude_none=True)
@@ -187,12 +178,7 @@ def _apply_update(policy: RetentionPolicy, body: PolicyUpdate, principal: Princi
     for field in ("min_age_seconds", "min_records", "interval_seconds", "leader_only", "enabled"):
         if changes.get(field) is not None:
             setattr(policy, field, changes[field])
-    # Whoever changed the policy was just authorized for it; the sweeps run as them from now on.
-    policy.owner, policy.owner_groups, policy.owner_host = (
-        principal.name,
-        list(principal.groups),
-        principal.client_host[:64],
-    )
+    # The owner stays: sweeps keep the owner's rights (re-checked at every sweep), whoever changed it.
     policy.updated_at = policy.next_run_at = now
 
 
@@ -207,14 +193,17 @@ async def update_policy(
     request_id: RequestIdDep,
     session: SessionDep,
 ) -> PolicyRead:
-    """Change a retention policy; needs DELETE on the topics it covers after the change."""
+    """Change a retention policy; needs being its owner or ALTER on CLUSTER, plus DELETE on the topics and
+    DESCRIBE on the consumers it covers after the change. The owner does not change."""
     known_cluster(services, cluster)
-    current = await _policy(session, cluster, name)
-    selection = body.topics or TopicSelection.model_validate(current.topics)
-    await authorize_policy_topics(services, principal, cluster, selection)
+    current = await _policy(session, services, principal, cluster, name)
+    await authorize_management(services, principal, current, request_id)
+    topics = body.topics.model_dump(exclude_none=True) if body.topics is not None else current.topics
+    consumers = _consumers_json(body.consumers) if body.consumers is not None else current.consumers
+    await authorize_coverage(services, principal, cluster, topics, consumers, request_id)
     async with write_transaction(services.sessionmaker) as tx:
-        policy = await _policy(tx, cluster, name)
-        _apply_update(policy, body, principal, datetime.now(UTC))
+        policy = await _stored(tx, cluster, name)
+        _apply_update(policy, body, datetime.now(UTC))
         await tx.flush()
         await _audit(tx, "policy.updated", principal, request_id, policy)
     _wake(request)
@@ -230,12 +219,13 @@ async def delete_policy(
     request_id: RequestIdDep,
     session: SessionDep,
 ) -> Response:
-    """Delete a retention policy and its run history (the audit trail keeps what it did)."""
+    """Delete a retention policy and its run history (the audit trail keeps what it did); needs being its
+    owner or ALTER on CLUSTER."""
     known_cluster(services, cluster)
-    current = await _policy(session, cluster, name)
-    await authorize_policy_topics(services, principal, cluster, TopicSelection.model_validate(current.topics))
+    current = await _policy(session, services, principal, cluster, name)
+    await authorize_management(services, principal, current, request_id)
     async with write_transaction(services.sessionmaker) as tx:
-        policy = await _policy(tx, cluster, name)
+        policy = await _stored(tx, cluster, name)
         await _audit(tx, "policy.deleted", principal, request_id, policy)
         await tx.delete(policy)
     return Response(status_code=204)
@@ -251,9 +241,10 @@ async def list_policy_runs(
     cursor: Annotated[str | None, Query(max_length=512)] = None,
     limit: Annotated[int | None, Query(ge=1)] = None,
 ) -> PolicyRunPage:
-    """The policy's sweeps, newest first: what was planned, what was skipped and why, the deletion made."""
+    """The policy's sweeps, newest first: what was planned, what was skipped and why, the deletion made.
+    Visible to whoever may see the policy."""
     known_cluster(services, cluster)
-    policy = await _policy(session, cluster, name)
+    policy = await _policy(session, services, principal, cluster, name)
     size = page_limit(services, limit)
     before = decode_cursor(cursor, BIG_ID)[0] if cursor is not None else None
     rows = await repo.list_runs(session, policy.id, before_id=before, limit=size)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -10,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from app.api.schemas.deletions import INT64_MAX, TopicName
 from app.domain.retention import SPARK_GROUP_PREFIX
+from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
 
 NAME_PATTERN = r"^[A-Za-z0-9._-]+$"
 ConsumerName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NAME_PATTERN)]
@@ -38,7 +38,10 @@ class ConsumerCreate(BaseModel):
     kind: Literal["spark", "kafka_group"] = "spark"
     checkpoint_location: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = Field(
         default=None,
-        description="Spark only: a local path or URL the service reads the query's checkpoint from",
+        description=(
+            "Spark only: where the service reads the query's checkpoint; a local path or object-store URL "
+            "under the operator's PURGE_SPARK_CHECKPOINT_ROOTS (none configured: pull mode is off)"
+        ),
     )
 
     @model_validator(mode="after")
@@ -106,14 +109,19 @@ class ProgressResult(BaseModel):
 
 
 class TopicSelection(BaseModel):
-    """Exactly one of ``prefix``, ``regex`` (full match) or ``names``."""
+    """Exactly one of ``prefix``, ``regex`` (RE2 syntax, full match, at most 512 characters) or ``names``.
+
+    The regex is compiled here (RE2 is linear-time, so compiling it costs little); it is first matched
+    against topics after the caller was authenticated."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
     prefix: Annotated[str, StringConstraints(min_length=1, max_length=249, pattern=NAME_PATTERN)] | None = (
         None
     )
-    regex: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = None
+    regex: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PATTERN_LENGTH)] | None = Field(
+        default=None, description="RE2 syntax (no backreferences or lookaround), matched against whole names"
+    )
     names: list[TopicName] | None = Field(default=None, min_length=1, max_length=10_000)
 
     @model_validator(mode="after")
@@ -122,9 +130,9 @@ class TopicSelection(BaseModel):
             raise ValueError("give exactly one of prefix, regex or names")
         if self.regex is not None:
             try:
-                re.compile(self.regex)
-            except re.error as exc:
-                raise ValueError(f"regex does not compile: {exc}") from exc
+                compile_topic_pattern(self.regex)
+            except TopicPatternError as exc:
+                raise ValueError(str(exc)) from None
         return self
 
 

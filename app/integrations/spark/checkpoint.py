@@ -8,7 +8,9 @@ So the consumed offsets are ``offsets/<N>`` for the highest N that has ``commits
 
 Kafka-style sources write ``{"topic": {"0": 100, "1": 42}}`` (Spark's Kafka source compactly, Python
 sources with ``json.dumps`` spacing): lines are parsed as JSON, never compared as strings. Local paths and
-``file://`` URLs are read directly; other URLs (``s3://``, ``hdfs://``, ...) need fsspec installed.
+``file://`` URLs are read directly; other URLs (``s3://``, ``hdfs://``, ...) need fsspec installed. The
+service only ever passes locations admitted by ``checkpoint_roots`` (under the configured roots, real
+path resolved just before the read).
 """
 
 from __future__ import annotations

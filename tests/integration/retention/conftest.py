@@ -1,9 +1,11 @@
 """Fixtures for the retention tests: the app without background workers (tests drive the scheduler and
-the executor themselves), alice as a super user (KIP-11 allows her everything), an emulated cluster."""
+the executor themselves), alice as a super user (KIP-11 allows her everything), an emulated cluster, and
+one local Spark checkpoint root (``checkpoint_root``)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -11,14 +13,22 @@ import pytest
 from fastapi import FastAPI
 
 from app.api.deps import Services
-from app.settings import Settings
+from app.settings import Settings, SparkSettings
 from app.worker import Executor
 from app.worker.scheduler import RetentionScheduler
 
 
 @pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return settings.model_copy(update={"super_users": "User:alice"})
+def checkpoint_root(tmp_path: Path) -> Path:
+    root = tmp_path / "checkpoints"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def settings(settings: Settings, checkpoint_root: Path) -> Settings:
+    spark = SparkSettings(checkpoint_roots=f"{checkpoint_root},s3://lake/checkpoints/")
+    return settings.model_copy(update={"super_users": "User:alice", "spark": spark})
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Helpers for the retention tests: records, group commits (kafka-python, as a real group would commit),
-bearer headers and polling."""
+ACL bindings, bearer headers and polling."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import time
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+import httpx
 
 
 def _commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
@@ -51,3 +53,27 @@ def policy_body(name: str = "inter", **fields: Any) -> dict[str, Any]:
 
 def progress_body(batch_id: int, offsets: dict[str, dict[str, int]], query_id: str = "q-1") -> dict[str, Any]:
     return {"query_id": query_id, "run_id": "r-1", "batch_id": batch_id, "offsets": offsets}
+
+
+async def grant(
+    client: httpx.AsyncClient,
+    admin: dict[str, str],
+    principal: str,
+    operation: str,
+    resource: str,
+    *,
+    pattern: str = "LITERAL",
+    permission: str = "ALLOW",
+) -> None:
+    """Add one binding through the API; ``resource`` is ``TYPE:name`` (e.g. ``GROUP:billing``)."""
+    resource_type, _, name = resource.partition(":")
+    binding = {
+        "principal": principal,
+        "operation": operation,
+        "permission_type": permission,
+        "resource_type": resource_type,
+        "resource_name": name,
+        "pattern_type": pattern,
+    }
+    response = await client.post("/v1/clusters/demo/acls", json=binding, headers=admin)
+    assert response.status_code == 201, response.text

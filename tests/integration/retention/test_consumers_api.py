@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 from retention_helpers import progress_body
 
@@ -17,9 +19,10 @@ async def positions(
 
 
 async def test_register_list_and_read(
-    client: httpx.AsyncClient, alice: dict[str, str], emulator: object
+    client: httpx.AsyncClient, alice: dict[str, str], emulator: object, checkpoint_root: Path
 ) -> None:
-    body = {"name": "enricher", "kind": "spark", "checkpoint_location": "/data/ckpt/enricher"}
+    location = str(checkpoint_root / "enricher")
+    body = {"name": "enricher", "kind": "spark", "checkpoint_location": location}
     created = await client.post(BASE, json=body, headers=alice)
     assert created.status_code == 201, created.text
     assert created.json()["owner"] == "User:alice"

@@ -1,5 +1,6 @@
-"""Creating a policy needs DELETE on the topics it covers, decided by the KIP-11 authorizer: a prefix
-policy needs a PREFIXED binding on the prefix; sweeps run as the owner and are denied once revoked."""
+"""Creating a policy needs DELETE on the topics it covers and DESCRIBE on its consumers, decided by the
+KIP-11 authorizer: a prefix policy needs a PREFIXED binding on the prefix; sweeps run as the owner and
+skip the topics it may no longer DELETE on."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import httpx
 from kafka_records import produce
-from retention_helpers import commit, policy_body
+from retention_helpers import commit, grant, policy_body
 
 from app.worker.scheduler import RetentionScheduler
 
@@ -16,16 +17,12 @@ POLICIES = "/v1/clusters/demo/policies"
 
 
 async def allow_bob(client: httpx.AsyncClient, alice: dict[str, str], name: str, pattern: str) -> None:
-    binding = {
-        "principal": "User:bob",
-        "operation": "DELETE",
-        "permission_type": "ALLOW",
-        "resource_type": "TOPIC",
-        "resource_name": name,
-        "pattern_type": pattern,
-    }
-    response = await client.post("/v1/clusters/demo/acls", json=binding, headers=alice)
-    assert response.status_code == 201, response.text
+    await grant(client, alice, "User:bob", "DELETE", f"TOPIC:{name}", pattern=pattern)
+
+
+async def let_bob_describe_groups(client: httpx.AsyncClient, alice: dict[str, str]) -> None:
+    for group in ("billing", "enricher"):
+        await grant(client, alice, "User:bob", "DESCRIBE", f"GROUP:{group}")
 
 
 async def test_prefix_policies_need_a_prefixed_binding(
@@ -35,6 +32,7 @@ async def test_prefix_policies_need_a_prefixed_binding(
     inter: str,
 ) -> None:
     bob = await headers_for("bob")
+    await let_bob_describe_groups(client, alice)
     assert (await client.post(POLICIES, json=policy_body(), headers=bob)).status_code == 403
 
     await allow_bob(client, alice, inter, "LITERAL")
@@ -57,6 +55,7 @@ async def test_sweeps_are_reauthorized_as_the_owner(
     scheduler: RetentionScheduler,
 ) -> None:
     bob = await headers_for("bob")
+    await let_bob_describe_groups(client, alice)
     await allow_bob(client, alice, "inter.", "PREFIXED")
     body = policy_body(consumers={"groups": ["billing"]})
     assert (await client.post(POLICIES, json=body, headers=bob)).status_code == 201
@@ -67,7 +66,8 @@ async def test_sweeps_are_reauthorized_as_the_owner(
     await commit(emulator, "billing", {(inter, 0): 5, (inter, 1): 5})
     await scheduler.run_once()
     [run] = (await client.get(f"{POLICIES}/inter/runs", headers=alice)).json()["items"]
-    assert (run["status"], run["deletion_id"], run["partitions_planned"]) == ("denied", None, 2)
+    assert (run["status"], run["deletion_id"], run["partitions_planned"]) == ("denied", None, 0)
+    assert run["skip_counts"] == {"owner_not_authorized": 2}
     assert "User:bob" in run["error"]
     actions = [e["action"] for e in (await client.get("/v1/audit", headers=alice)).json()["items"]]
     assert actions[-2:] == ["authz.denied", "policy.swept"]
@@ -80,6 +80,7 @@ async def test_a_prefix_policy_needs_the_whole_prefix(
     inter: str,
 ) -> None:
     bob = await headers_for("bob")
+    await let_bob_describe_groups(client, alice)
     # A LITERAL binding on a topic named like the prefix covers that one name, not the topics under it.
     await allow_bob(client, alice, "inter.", "LITERAL")
     assert (await client.post(POLICIES, json=policy_body(), headers=bob)).status_code == 403

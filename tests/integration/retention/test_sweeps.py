@@ -151,9 +151,9 @@ async def test_spark_positions_come_from_the_checkpoint(
     inter: str,
     emulator: Any,
     scheduler: RetentionScheduler,
-    tmp_path: Path,
+    checkpoint_root: Path,
 ) -> None:
-    checkpoint = tmp_path / "ckpt"
+    checkpoint = checkpoint_root / "ckpt"
     for folder in ("offsets", "commits"):
         (checkpoint / folder).mkdir(parents=True)
     (checkpoint / "offsets" / "0").write_text('v1\n{}\n{"inter.a": {"0": 4, "1": 2}}', encoding="utf-8")
