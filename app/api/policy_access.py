@@ -7,7 +7,8 @@
 - see (get, list, runs): be the owner, or hold DESCRIBE on CLUSTER (ALTER implies it); any other caller
   gets 404, and lists leave the policy out;
 - change or delete: be the owner or hold ALTER on CLUSTER (403, audited, for a caller who may see the
-  policy), and for a change also the create checks on what the changed policy covers. The owner never
+  policy), and for a change of its topics or consumers also the create checks on what the changed
+  policy covers. The owner never
   changes: sweeps keep running with the owner's rights, re-authorized at every sweep.
 """
 
@@ -39,7 +40,7 @@ async def authorize_policy_topics(
             selector = TopicSelector(regex=topics.get("regex"))
         except ValueError as exc:  # a stored regex from before RE2: the caller must give a new selection
             raise ValidationFailed(
-                f"the policy's regex cannot be used: {exc}", errors=[FieldError("/topics/regex", str(exc))]
+                f"the policy's regex cannot be used: {exc}", errors=[FieldError("#/topics/regex", str(exc))]
             ) from None
         names = set(selector.select(await services.gateway.list_topics(cluster)))
     if names:

@@ -51,9 +51,8 @@ def known_cluster(services: ServicesDep, cluster: str) -> None:
 async def authorize_consumer(
     services: Services, principal: Principal, cluster: str, name: str, request_id: str
 ) -> None:
-    """404 unless the caller may DESCRIBE GROUP ``name``; then 403 (audited) unless it may READ it."""
-    if not await services.authorization.describable_groups(principal, cluster, [name]):
-        raise NotFound(f"No consumer {name!r} on {cluster!r}.")
+    """403 (audited) unless the caller may READ GROUP ``name``, as Kafka answers an OffsetCommit with
+    GROUP_AUTHORIZATION_FAILED; the same whether or not the consumer exists, so a refusal reveals nothing."""
     await services.authorization.check_groups(
         principal, cluster, Operation.READ, [name], request_id=request_id
     )
@@ -67,7 +66,7 @@ def admitted_checkpoint(services: Services, location: str | None) -> None:
         services.settings.spark.roots().admit(location)
     except CheckpointLocationRefused as exc:
         detail = f"checkpoint_location refused: {exc}"
-        raise ValidationFailed(detail, errors=[FieldError("/checkpoint_location", str(exc))]) from None
+        raise ValidationFailed(detail, errors=[FieldError("#/checkpoint_location", str(exc))]) from None
 
 
 def consumer_read(consumer: Consumer, progress: list[ProgressRead] | None = None) -> ConsumerRead:

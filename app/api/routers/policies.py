@@ -193,14 +193,17 @@ async def update_policy(
     request_id: RequestIdDep,
     session: SessionDep,
 ) -> PolicyRead:
-    """Change a retention policy; needs being its owner or ALTER on CLUSTER, plus DELETE on the topics and
-    DESCRIBE on the consumers it covers after the change. The owner does not change."""
+    """Change a retention policy; needs being its owner or ALTER on CLUSTER, and a change of its topics or
+    consumers also DELETE on the topics and DESCRIBE on the consumers it covers after the change. The
+    owner does not change."""
     known_cluster(services, cluster)
     current = await _policy(session, services, principal, cluster, name)
     await authorize_management(services, principal, current, request_id)
-    topics = body.topics.model_dump(exclude_none=True) if body.topics is not None else current.topics
-    consumers = _consumers_json(body.consumers) if body.consumers is not None else current.consumers
-    await authorize_coverage(services, principal, cluster, topics, consumers, request_id)
+    if body.topics is not None or body.consumers is not None:
+        # Schedule and thresholds are management alone; what it covers is asked as for a new policy.
+        topics = body.topics.model_dump(exclude_none=True) if body.topics is not None else current.topics
+        consumers = _consumers_json(body.consumers) if body.consumers is not None else current.consumers
+        await authorize_coverage(services, principal, cluster, topics, consumers, request_id)
     async with write_transaction(services.sessionmaker) as tx:
         policy = await _stored(tx, cluster, name)
         _apply_update(policy, body, datetime.now(UTC))

@@ -50,7 +50,7 @@ async def test_locations_outside_the_roots_are_refused(
         response = await client.post(BASE, json=body, headers=alice)
         assert response.status_code == 422, (location, response.text)
         assert response.headers["content-type"].startswith("application/problem+json")
-        assert response.json()["errors"][0]["pointer"] == "/checkpoint_location"
+        assert response.json()["errors"][0]["pointer"] == "#/checkpoint_location"
     assert (await client.get(BASE, headers=alice)).json()["items"] == []
     audit = (await client.get("/v1/audit", headers=alice)).json()["items"]
     assert not [e for e in audit if e["action"] == "consumer.registered"]

@@ -45,10 +45,10 @@ async def test_a_stranger_cannot_report_progress_and_the_sweep_deletes_nothing_u
     bob = await headers_for("bob")
     ahead = progress_body(999, {inter: {"0": 10, "1": 10}}, query_id="q-evil")
     refused = await client.put(url, json=ahead, headers=bob)
-    assert refused.status_code == 404, refused.text
+    assert refused.status_code == 403, refused.text
     assert refused.headers["content-type"].startswith("application/problem+json")
     # Nor can a stranger report for a consumer nobody registered yet (it would be registered as theirs).
-    assert (await client.put(f"{BASE}/squatter/progress", json=ahead, headers=bob)).status_code == 404
+    assert (await client.put(f"{BASE}/squatter/progress", json=ahead, headers=bob)).status_code == 403
     assert await positions(client, alice) == {0: 2, 1: 3}
 
     await scheduler.run_once()
