@@ -8,6 +8,7 @@ Nested groups are addressed with one underscore after the group name, e.g. ``PUR
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
@@ -93,6 +94,32 @@ class WorkerSettings(BaseModel):
     confirm_interval_ms: int = Field(default=500, ge=1)
 
 
+class AuditSettings(BaseModel):
+    """Signed checkpoints of the audit chain (``app.audit.checkpoints``).
+
+    The signing key (an Ed25519 or P-256 private key, PEM or JWK) must live outside the database host:
+    ``signing_key`` or ``signing_key_file``, not both. Without one, no checkpoints are signed (none is
+    generated silently) and ``/v1/audit/verify`` says so.
+    """
+
+    signing_key: SecretStr | None = None
+    signing_key_file: Path | None = None
+    checkpoint_every_events: int = Field(default=1000, ge=1)
+    checkpoint_seconds: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> AuditSettings:
+        if self.signing_key is not None and self.signing_key_file is not None:
+            raise ValueError("configure PURGE_AUDIT_SIGNING_KEY or PURGE_AUDIT_SIGNING_KEY_FILE, not both")
+        return self
+
+    def signing_key_text(self) -> str | None:
+        """The configured private key's text (read from its file when given as one), or None."""
+        if self.signing_key_file is not None:
+            return self.signing_key_file.read_text()
+        return self.signing_key.get_secret_value() if self.signing_key is not None else None
+
+
 class LimitSettings(BaseModel):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     max_partitions: int = Field(default=10_000, ge=1)
@@ -115,6 +142,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
     super_users: str = ""
     trusted_proxies: str = ""
     public_url: str = "http://127.0.0.1:8080"
