@@ -1,4 +1,5 @@
-"""``kafka-purge``: run the service (``serve``), migrate the database (``migrate``), or try it (``demo``)."""
+"""``kafka-purge``: run the service (``serve``), migrate the database (``migrate``), or try it (``demo``);
+the client commands (``delete``, ``status``, ``audit verify``, ...) talk to a running service."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import uvicorn
 from pydantic import ValidationError
 from sqlalchemy.engine import make_url
 
+from app.cli_audit import add_audit_commands
 from app.cli_client import add_client_commands
 from app.collection import freeze_startup_objects
 from app.processes import die_with_parent
@@ -62,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--data-dir", type=Path, default=Path("data"), help="where the demo database lives")
     demo.set_defaults(handler=command_demo)
     add_client_commands(commands)
+    add_audit_commands(commands)
     return parser
 
 

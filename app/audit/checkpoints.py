@@ -96,8 +96,10 @@ class CheckpointKey:
             raise MalformedCheckpoint("not a compact JWS") from exc
         if header.get("typ") != CHECKPOINT_TYPE:
             raise MalformedCheckpoint("not an audit checkpoint")
-        if header.get("kid") != self.key_id or header.get("alg") != self.algorithm:
+        if header.get("kid") != self.key_id:
             raise UnverifiedCheckpoint(f"signed by another key (kid {str(header.get('kid'))[:64]!r})")
+        if header.get("alg") != self.algorithm:
+            raise UnverifiedCheckpoint(f"not signed with {self.algorithm}, the algorithm of this key")
         try:
             payload = jws.deserialize_compact(token, self._key, algorithms=[self.algorithm]).payload
         except BadSignatureError as exc:
