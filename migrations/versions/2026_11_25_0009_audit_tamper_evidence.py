@@ -1,12 +1,14 @@
 """Audit tamper evidence: only the next link of the chain may be inserted, and signed checkpoints.
 
-A row-level BEFORE INSERT trigger refuses an ``audit_event`` that is not the next link: its id must
-follow the newest row (the row at ``id - 1`` exists and none at ``id`` or beyond; 1 on an empty table),
-must not pass the head's ``last_event_id`` (appends move the head first), and its ``prev_hash`` must be
-the hash of the row at ``id - 1`` (the genesis hash for id 1). Each check is a primary-key lookup. On
-PostgreSQL a row-level trigger sees the rows inserted before it by the same statement, so one INSERT of
-many events passes link by link. A database owner can still drop the trigger; the chain's verification
-and the signed checkpoints are what reveal tampering then.
+A row-level BEFORE INSERT trigger refuses an ``audit_event`` that is not the next link: its id must be
+the newest row's plus one (1 on an empty table), must not pass the head's ``last_event_id`` (appends
+move the head first), and its ``prev_hash`` must be the newest row's hash (the genesis hash for id 1).
+Each check is a primary-key lookup: the newest row is read by a backward scan of the key, a plan that
+holds whatever the table's statistics (a range condition on a parameter, in the function's cached
+generic plan, may be planned as a scan of the whole table). On PostgreSQL a row-level trigger sees the
+rows inserted before it by the same statement, so one INSERT of many events passes link by link. A
+database owner can still drop the trigger; the chain's verification and the signed checkpoints are
+what reveal tampering then.
 
 ``audit_checkpoint`` keeps the signed checkpoints (a JWS over the head's event id and hash and the time);
 one per event id.
@@ -34,20 +36,18 @@ BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 POSTGRESQL_FUNCTION = """
 CREATE FUNCTION audit_event_next_link() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    expected text;
+    newest_id bigint;
+    newest_hash text;
 BEGIN
-    IF NEW.id IS NULL OR NEW.id < 1
-        OR NEW.id > COALESCE((SELECT last_event_id FROM audit_head WHERE id = 1), 0)
-        OR EXISTS (SELECT 1 FROM audit_event WHERE id >= NEW.id) THEN
+    -- The newest row, by a backward scan of the primary key (a plan that holds without statistics).
+    SELECT id, hash INTO newest_id, newest_hash FROM audit_event ORDER BY id DESC LIMIT 1;
+    IF NEW.id IS NULL OR NEW.id < 1 OR NEW.id <> COALESCE(newest_id, 0) + 1
+        OR NEW.id > COALESCE((SELECT last_event_id FROM audit_head WHERE id = 1), 0) THEN
         RAISE EXCEPTION 'audit_event accepts only the next link of the chain: id % is not next', NEW.id
             USING ERRCODE = 'integrity_constraint_violation';
     END IF;
-    IF NEW.id = 1 THEN
-        expected := '0000000000000000000000000000000000000000000000000000000000000000';
-    ELSE
-        SELECT hash INTO expected FROM audit_event WHERE id = NEW.id - 1;
-    END IF;
-    IF expected IS NULL OR NEW.prev_hash IS DISTINCT FROM expected THEN
+    IF NEW.prev_hash IS DISTINCT FROM
+        COALESCE(newest_hash, '0000000000000000000000000000000000000000000000000000000000000000') THEN
         RAISE EXCEPTION
             'audit_event accepts only the next link of the chain: prev_hash of id % does not match', NEW.id
             USING ERRCODE = 'integrity_constraint_violation';
@@ -59,8 +59,8 @@ END $$
 SQLITE_TRIGGER = """
 CREATE TRIGGER audit_event_next_link BEFORE INSERT ON audit_event
 WHEN NEW.id IS NULL OR NEW.id < 1
+    OR NEW.id IS NOT COALESCE((SELECT max(id) FROM audit_event), 0) + 1
     OR NEW.id > COALESCE((SELECT last_event_id FROM audit_head WHERE id = 1), 0)
-    OR EXISTS (SELECT 1 FROM audit_event WHERE id >= NEW.id)
     OR NEW.prev_hash IS NOT CASE WHEN NEW.id = 1
         THEN '0000000000000000000000000000000000000000000000000000000000000000'
         ELSE (SELECT hash FROM audit_event WHERE id = NEW.id - 1) END
