@@ -226,7 +226,8 @@ async def run_workers(settings: Settings) -> None:
     try:
         await gateway.start()
         async with standalone_workers(settings, make_sessionmaker(engine), gateway) as workers:
-            log.info("executor %s running, with retention sweeps", workers.executor.instance_id)
+            extra = ", audit checkpoints" if workers.checkpointer is not None else ""
+            log.info("executor %s running, with retention sweeps%s", workers.executor.instance_id, extra)
             await stop.wait()
     finally:
         await gateway.close()

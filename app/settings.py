@@ -94,6 +94,13 @@ class WorkerSettings(BaseModel):
     confirm_interval_ms: int = Field(default=500, ge=1)
 
 
+def _check_signing_key(text: str) -> None:
+    """A key that cannot sign is refused at start-up (``ValueError`` naming the expected kinds)."""
+    from app.audit.checkpoints import CheckpointKey  # the audit package imports these settings
+
+    CheckpointKey(text)
+
+
 class AuditSettings(BaseModel):
     """Signed checkpoints of the audit chain (``app.audit.checkpoints``).
 
@@ -106,6 +113,24 @@ class AuditSettings(BaseModel):
     signing_key_file: Path | None = None
     checkpoint_every_events: int = Field(default=1000, ge=1)
     checkpoint_seconds: float = Field(default=60.0, gt=0)
+
+    @field_validator("signing_key")
+    @classmethod
+    def _usable_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            _check_signing_key(value.get_secret_value())
+        return value
+
+    @field_validator("signing_key_file")
+    @classmethod
+    def _usable_key_file(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            try:
+                text = value.read_text()
+            except (OSError, UnicodeError) as exc:
+                raise ValueError(f"cannot read PURGE_AUDIT_SIGNING_KEY_FILE: {exc}") from exc
+            _check_signing_key(text)
+        return value
 
     @model_validator(mode="after")
     def _one_key_source(self) -> AuditSettings:
@@ -135,6 +160,8 @@ class Settings(BaseSettings):
         env_nested_delimiter="_",
         env_nested_max_split=1,
         extra="ignore",
+        # An error names the setting but never echoes its value: it may be a secret (a signing key).
+        hide_input_in_errors=True,
     )
 
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)

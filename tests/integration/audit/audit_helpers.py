@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -60,3 +60,13 @@ async def wait_until(check: Callable[[], bool], within: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"not true within {within} s")
         await asyncio.sleep(0.02)
+
+
+async def wait_until_async(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    while True:
+        if await check():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {within} s")
+        await asyncio.sleep(0.05)

@@ -10,12 +10,15 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from audit_helpers import append, hash_of
+from audit_helpers import append, hash_of, wait_until_async
+from pydantic import SecretStr
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import AuditCheckpoint, AuditEvent
+from app.adapters.db.repositories import audit as repo
 from app.adapters.db.session import read_session
+from app.adapters.kafka import KafkaClusters
 from app.audit import GENESIS_HASH, VerifyResult, chain_hash, event_content, verify_chain
 from app.audit.checkpoints import (
     CheckpointKey,
@@ -24,8 +27,9 @@ from app.audit.checkpoints import (
     UnverifiedCheckpoint,
     generate_private_key,
 )
-from app.settings import AuditSettings
+from app.settings import AuditSettings, Settings
 from app.worker.checkpointer import AuditCheckpointer
+from app.worker.standalone import standalone_workers
 
 Sessions = async_sessionmaker[AsyncSession]
 Tamper = Callable[[str], Awaitable[None]]
@@ -179,3 +183,22 @@ def test_a_changed_byte_fails_the_signature() -> None:
         KEY.read(CheckpointKey(generate_private_key()).sign(7, "ab" * 32, datetime.now(UTC)).jws)
     with pytest.raises(MalformedCheckpoint):
         KEY.read("not-a-jws")
+
+
+async def test_a_workers_only_process_signs_checkpoints(sessionmaker: Sessions, settings: Settings) -> None:
+    audit = AuditSettings(signing_key=SecretStr(generate_private_key()), checkpoint_every_events=1)
+    workers_settings = settings.model_copy(update={"audit": audit})
+    await append(sessionmaker, 2)
+    gateway = KafkaClusters({})
+    try:
+        async with standalone_workers(workers_settings, sessionmaker, gateway) as workers:
+            assert workers.checkpointer is not None
+
+            async def signed() -> bool:
+                async with read_session(sessionmaker) as session:
+                    newest = await repo.last_checkpoint(session)
+                return newest is not None and newest.event_id == 2
+
+            await wait_until_async(signed)
+    finally:
+        await gateway.close()
