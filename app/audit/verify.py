@@ -20,6 +20,7 @@ from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.adapters.db.models import AuditCheckpoint
 from app.adapters.db.repositories import audit as repo
 from app.audit.canonical import GENESIS_HASH, chain_hash
 from app.audit.chain import MISSING_HEAD, event_content
@@ -93,31 +94,55 @@ def _contradiction(checkpoint: Checkpoint, head: Link, hashes: dict[int, str]) -
     return None
 
 
-async def _check_stored(session: AsyncSession, key: CheckpointKey, result: VerifyResult) -> VerifyResult:
-    """Check ``result`` (an intact chain) against every stored checkpoint signed by ``key``. Those signed
-    by another key (before a rotation) are skipped: their signatures cannot be checked here."""
-    assert result.head is not None
+def _broken(result: VerifyResult, event_id: int, reason: str, checkpoint: Checkpoint | None) -> VerifyResult:
+    source: CheckpointSource | None = result.checkpoint_source if checkpoint is None else "stored"
+    return dataclasses.replace(
+        result,
+        ok=False,
+        first_broken_id=event_id,
+        reason=reason,
+        checkpoint=checkpoint,
+        checkpoint_source=source,
+    )
+
+
+def _check_row(
+    key: CheckpointKey, row: AuditCheckpoint, head: Link, hashes: dict[int, str]
+) -> tuple[Checkpoint | None, tuple[int, str] | None]:
+    """The stored checkpoint ``row`` once verified, and where the chain contradicts it (or None)."""
+    try:
+        checkpoint = key.read(row.jws)
+    except InvalidCheckpoint as exc:
+        return None, (row.event_id, f"the stored checkpoint for event {row.event_id} is not valid: {exc}")
+    return checkpoint, _contradiction(checkpoint, head, hashes)
+
+
+async def check_stored(session: AsyncSession, key: CheckpointKey, result: VerifyResult) -> VerifyResult:
+    """Check ``result`` (an intact chain up to its head) against every stored checkpoint signed by
+    ``key``. Those signed by another key (before a rotation) are skipped: they cannot be checked here."""
+    head = result.head
+    assert head is not None
     after, count, newest = -1, 0, None
-    while rows := await repo.list_checkpoints(session, after_event_id=after, limit=200):
+    while rows := await repo.list_checkpoints(
+        session, after_event_id=after, until_event_id=head.id, limit=200
+    ):
         after = rows[-1].event_id
         hashes = await repo.event_hashes(session, {row.event_id for row in rows})
-        for row in rows:
-            if row.key_id != key.key_id:
-                continue
-            try:
-                checkpoint = key.read(row.jws)
-            except InvalidCheckpoint as exc:
-                reason = f"the stored checkpoint for event {row.event_id} is not valid: {exc}"
-                return dataclasses.replace(result, ok=False, first_broken_id=row.event_id, reason=reason)
-            if (found := _contradiction(checkpoint, result.head, hashes)) is not None:
-                broken = dataclasses.replace(result, ok=False, first_broken_id=found[0], reason=found[1])
-                return dataclasses.replace(broken, checkpoint=checkpoint, checkpoint_source="stored")
+        for row in (row for row in rows if row.key_id == key.key_id):
+            checkpoint, found = _check_row(key, row, head, hashes)
+            if found is not None:
+                return _broken(result, *found, checkpoint)
             count, newest = count + 1, checkpoint
+    past = await repo.checkpoint_past_head(session)
+    if past is not None and past.key_id == key.key_id:
+        checkpoint, found = _check_row(key, past, head, {})
+        assert found is not None  # past the head: events were removed, or the row is not valid
+        return _broken(result, *found, checkpoint)
     source: CheckpointSource | None = "stored" if newest is not None else None
     return dataclasses.replace(result, checkpoint=newest, checkpoint_source=source, checkpoints_checked=count)
 
 
-async def _check_supplied(
+async def check_supplied(
     session: AsyncSession, key: CheckpointKey, token: str, result: VerifyResult
 ) -> VerifyResult:
     """Check ``result`` against the caller's checkpoint. A malformed one raises ``MalformedCheckpoint``."""
@@ -151,11 +176,12 @@ async def verify_chain(
         return result
     off_chain = await repo.first_row_off_chain(session)
     if off_chain is not None:
-        reason = f"event {off_chain} lies past the head (event {head[0]}): it was not written by the service"
+        where = "before the first event" if off_chain < 1 else f"past the head (event {head[0]})"
+        reason = f"event {off_chain} lies {where}: it was not written by the service"
         return dataclasses.replace(result, ok=False, first_broken_id=off_chain, reason=reason)
     if key is None:
         return result
-    result = await _check_stored(session, key, result)
+    result = await check_stored(session, key, result)
     if result.ok and checkpoint is not None:
-        result = await _check_supplied(session, key, checkpoint, result)
+        result = await check_supplied(session, key, checkpoint, result)
     return result

@@ -27,6 +27,7 @@ from app.audit.checkpoints import (
     UnverifiedCheckpoint,
     generate_private_key,
 )
+from app.audit.verify import Link, check_stored
 from app.settings import AuditSettings, Settings
 from app.worker.checkpointer import AuditCheckpointer
 from app.worker.standalone import standalone_workers
@@ -202,3 +203,15 @@ async def test_a_workers_only_process_signs_checkpoints(sessionmaker: Sessions, 
             await wait_until_async(signed)
     finally:
         await gateway.close()
+
+
+async def test_a_checkpoint_newer_than_the_verified_head_is_no_truncation(sessionmaker: Sessions) -> None:
+    """Events and their checkpoint committed while a verification walks the chain up to the head it read
+    first: the newer checkpoint is no sign of removed events."""
+    await append(sessionmaker, 3)
+    walked = VerifyResult(True, 3, head=Link(3, await hash_of(sessionmaker, 3)))
+    await append(sessionmaker, 2)
+    assert await checkpointer(sessionmaker).run_once() is not None
+    async with read_session(sessionmaker) as session:
+        result = await check_stored(session, KEY, walked)
+    assert (result.ok, result.checkpoints_checked) == (True, 0)

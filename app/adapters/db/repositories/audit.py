@@ -82,16 +82,29 @@ async def event_hashes(session: AsyncSession, ids: Iterable[int]) -> dict[int, s
 
 
 async def list_checkpoints(
-    session: AsyncSession, *, after_event_id: int, limit: int
+    session: AsyncSession, *, after_event_id: int, until_event_id: int, limit: int
 ) -> list[AuditCheckpoint]:
-    """Stored checkpoints by event id, from after ``after_event_id``."""
+    """Stored checkpoints by event id, from after ``after_event_id`` up to ``until_event_id``."""
     query = (
         select(AuditCheckpoint)
-        .where(AuditCheckpoint.event_id > after_event_id)
+        .where(AuditCheckpoint.event_id > after_event_id, AuditCheckpoint.event_id <= until_event_id)
         .order_by(AuditCheckpoint.event_id)
         .limit(limit)
     )
     return list((await session.execute(query)).scalars())
+
+
+async def checkpoint_past_head(session: AsyncSession) -> AuditCheckpoint | None:
+    """The newest stored checkpoint naming an event past the head, as of one snapshot: a checkpoint is
+    stored only once the head it names is committed, so there is none unless events were removed."""
+    head = func.coalesce(_head_event_id(), 0)
+    query = (
+        select(AuditCheckpoint)
+        .where(AuditCheckpoint.event_id > head)
+        .order_by(AuditCheckpoint.event_id.desc())
+        .limit(1)
+    )
+    return (await session.execute(query)).scalar_one_or_none()
 
 
 async def last_checkpoint(session: AsyncSession) -> AuditCheckpoint | None:
