@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import ScalarSelect, func, or_, select
+from sqlalchemy import ScalarSelect, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -70,8 +70,10 @@ async def chain_events(
 
 async def first_row_off_chain(session: AsyncSession) -> int | None:
     """The lowest id of a row past the head (or below 1): rows the service's appends never wrote."""
-    head = func.coalesce(_head_event_id(), 0)
-    query = select(func.min(AuditEvent.id)).where(or_(AuditEvent.id > head, AuditEvent.id < 1))
+    # One statement (one snapshot with the head), each part a lookup at one end of the primary key.
+    below = select(func.min(AuditEvent.id)).where(AuditEvent.id < 1).scalar_subquery()
+    past = select(func.min(AuditEvent.id)).where(AuditEvent.id > func.coalesce(_head_event_id(), 0))
+    query = select(func.coalesce(below, past.scalar_subquery()))
     value = (await session.execute(query)).scalar_one_or_none()
     return int(value) if value is not None else None
 
