@@ -1,4 +1,5 @@
-"""``kafka-purge``: run the service (``serve``), migrate the database (``migrate``), or try it (``demo``)."""
+"""``kafka-purge``: run the service (``serve``), migrate the database (``migrate``), or try it (``demo``);
+the client commands (``delete``, ``status``, ``audit verify``, ...) talk to a running service."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 from sqlalchemy.engine import make_url
 
+from app.cli_audit import add_audit_commands
 from app.cli_client import add_client_commands
 from app.collection import freeze_startup_objects
 from app.processes import die_with_parent
@@ -63,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--data-dir", type=Path, default=Path("data"), help="where the demo database lives")
     demo.set_defaults(handler=command_demo)
     add_client_commands(commands)
+    add_audit_commands(commands)
     return parser
 
 
@@ -225,7 +228,8 @@ async def run_workers(settings: Settings) -> None:
     try:
         await gateway.start()
         async with standalone_workers(settings, make_sessionmaker(engine), gateway) as workers:
-            log.info("executor %s running, with retention sweeps", workers.executor.instance_id)
+            extra = ", audit checkpoints" if workers.checkpointer is not None else ""
+            log.info("executor %s running, with retention sweeps%s", workers.executor.instance_id, extra)
             await stop.wait()
     finally:
         await gateway.close()

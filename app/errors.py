@@ -8,7 +8,8 @@
     ├── Conflict (409)                   - the request clashes with current state
     ├── IdempotencyMismatch (422)        - same Idempotency-Key, different body
     ├── PayloadTooLarge (413)            - body over the configured limit, refused before parsing
-    └── ServiceUnavailable (503)         - a dependency (database, cluster) cannot be reached now
+    ├── ServiceUnavailable (503)         - a dependency (database, cluster) cannot be reached now
+    └── AuditChainBroken (503)           - the audit chain cannot take the next event (tampered with)
 
 API handlers raise these; ``app/api/problems.py`` renders every one as RFC 9457 problem+json.
 """
@@ -85,3 +86,12 @@ class ServiceUnavailable(PurgeError):
     status = 503
     slug = "service-unavailable"
     title = "Service unavailable"
+
+
+class AuditChainBroken(PurgeError):
+    """The database holds audit rows the service did not write where the next event must go (or no head
+    row): nothing is changed, since every change needs its audit event. ``/v1/audit/verify`` says more."""
+
+    status = 503
+    slug = "audit-chain-broken"
+    title = "The audit chain is broken"

@@ -45,6 +45,7 @@ from app.auth.authorization import build_authorization
 from app.domain.ports import KafkaGateway
 from app.settings import Settings, get_settings
 from app.worker import Executor
+from app.worker.checkpointer import AuditCheckpointer
 from app.worker.scheduler import RetentionScheduler
 
 DESCRIPTION = (
@@ -57,6 +58,14 @@ async def _cancelled(task: asyncio.Task[None]) -> None:
     """Stop a start-up task that may still be running."""
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
+
+
+async def _start_checkpointer(stack: AsyncExitStack, services: Services) -> None:
+    """Audit checkpoints are signed where the executor runs, when a signing key is configured."""
+    if services.audit_key is not None:
+        checkpointer = AuditCheckpointer(services.sessionmaker, services.audit_key, services.settings.audit)
+        await checkpointer.start()
+        stack.push_async_callback(checkpointer.stop)
 
 
 def create_app(
@@ -109,6 +118,7 @@ def create_app(
                 app.state.scheduler = RetentionScheduler(app.state.services)
                 await app.state.scheduler.start()
                 stack.push_async_callback(app.state.scheduler.stop)
+                await _start_checkpointer(stack, app.state.services)
             yield
 
     app = FastAPI(title="kafka-purge", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)

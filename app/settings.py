@@ -8,6 +8,7 @@ Nested groups are addressed with one underscore after the group name, e.g. ``PUR
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -115,6 +116,57 @@ class WorkerSettings(SettingsGroup):
     confirm_interval_ms: int = Field(default=500, ge=1)
 
 
+def _check_signing_key(text: str) -> None:
+    """A key that cannot sign is refused at start-up (``ValueError`` naming the expected kinds)."""
+    from app.audit.checkpoints import CheckpointKey  # the audit package imports these settings
+
+    CheckpointKey(text)
+
+
+class AuditSettings(SettingsGroup):
+    """Signed checkpoints of the audit chain (``app.audit.checkpoints``).
+
+    The signing key (an Ed25519 or P-256 private key, PEM or JWK) must live outside the database host:
+    ``signing_key`` or ``signing_key_file``, not both. Without one, no checkpoints are signed (none is
+    generated silently) and ``/v1/audit/verify`` says so.
+    """
+
+    signing_key: SecretStr | None = None
+    signing_key_file: Path | None = None
+    checkpoint_every_events: int = Field(default=1000, ge=1)
+    checkpoint_seconds: float = Field(default=60.0, gt=0)
+
+    @field_validator("signing_key")
+    @classmethod
+    def _usable_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            _check_signing_key(value.get_secret_value())
+        return value
+
+    @field_validator("signing_key_file")
+    @classmethod
+    def _usable_key_file(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            try:
+                text = value.read_text()
+            except (OSError, UnicodeError) as exc:
+                raise ValueError(f"cannot read PURGE_AUDIT_SIGNING_KEY_FILE: {exc}") from exc
+            _check_signing_key(text)
+        return value
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> AuditSettings:
+        if self.signing_key is not None and self.signing_key_file is not None:
+            raise ValueError("configure PURGE_AUDIT_SIGNING_KEY or PURGE_AUDIT_SIGNING_KEY_FILE, not both")
+        return self
+
+    def signing_key_text(self) -> str | None:
+        """The configured private key's text (read from its file when given as one), or None."""
+        if self.signing_key_file is not None:
+            return self.signing_key_file.read_text()
+        return self.signing_key.get_secret_value() if self.signing_key is not None else None
+
+
 class LimitSettings(SettingsGroup):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     max_partitions: int = Field(default=10_000, ge=1)
@@ -128,7 +180,7 @@ class LimitSettings(SettingsGroup):
     body_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
 
 
-class SparkSettings(BaseModel):
+class SparkSettings(SettingsGroup):
     """Spark consumers. ``checkpoint_roots`` (``PURGE_SPARK_CHECKPOINT_ROOTS``): comma-separated local
     folders and object-store URLs under which consumers' checkpoints may be read; empty turns pull mode
     off (``app.integrations.spark.checkpoint_roots``)."""
@@ -151,6 +203,7 @@ class Settings(BaseSettings):
         env_nested_delimiter="_",
         env_nested_max_split=1,
         extra="ignore",
+        # An error names the setting but never echoes its value: it may be a secret (a signing key).
         hide_input_in_errors=True,
     )
 
@@ -160,6 +213,7 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     spark: SparkSettings = Field(default_factory=SparkSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
     super_users: str = ""
     trusted_proxies: str = ""
     public_url: str = "http://127.0.0.1:8080"

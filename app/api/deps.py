@@ -13,6 +13,7 @@ from app.adapters.db.models import Deletion
 from app.adapters.db.session import read_session
 from app.api.accepting import AcceptBatcher
 from app.api.problems import request_id_of
+from app.audit.checkpoints import CheckpointKey, load_checkpoint_key
 from app.auth import Principal
 from app.auth.acl_sources import AclSources
 from app.domain.acl import Operation
@@ -175,10 +176,13 @@ class Services:
     acl_sources: AclSources | None = None
     # Stores accepted deletions, several per transaction under load (``app.api.accepting``).
     accepting: AcceptBatcher = field(init=False)
+    # Signs and checks audit checkpoints; None when no key is configured (checkpoints off).
+    audit_key: CheckpointKey | None = field(init=False)
 
     def __post_init__(self) -> None:
         batch = self.settings.worker.claim_batch
         self.accepting = AcceptBatcher(self.sessionmaker, self.executor, max_partitions=batch)
+        self.audit_key = load_checkpoint_key(self.settings.audit)
 
 
 # The small dependencies are coroutines on purpose: FastAPI runs a plain ``def`` dependency in a worker

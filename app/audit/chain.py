@@ -16,6 +16,12 @@ Then one more statement writes the events and the new head hash. On PostgreSQL i
 ``INSERT ... SELECT FROM unnest(...)`` of one array per column, which also stores the head hash
 (:data:`INSERT_SQL`); the details go as the canonical JSON text the hash was computed from, so a big
 details is rendered once. On SQLite an executemany inserts the events and an UPDATE stores the head hash.
+
+The database accepts only the next link (the trigger of migration 0009). An append that meets a row it
+did not write (or no head row) raises :class:`~app.errors.AuditChainBroken`: the caller's change is
+rolled back with it, and the API answers 503 ``audit-chain-broken``, never a clash with the change.
+
+Verifying the chain lives in :mod:`app.audit.verify`.
 """
 
 from __future__ import annotations
@@ -28,14 +34,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import insert, text, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.adapters.db.models import AuditEvent, AuditHead
-from app.audit.canonical import GENESIS_HASH, canonical_json, chain_hash, normalized, rfc3339
+from app.audit.canonical import canonical_json, normalized, rfc3339
+from app.errors import AuditChainBroken
 
 HEAD_ID = 1
 MISSING_HEAD = "the audit chain has no head row"
+CONFLICTING_ROW = (
+    "the audit chain holds rows the service did not write where the next event goes; "
+    "nothing was changed (GET /v1/audit/verify names the first such row)"
+)
 
 
 @dataclass(frozen=True)
@@ -138,7 +150,7 @@ async def _link(connection: AsyncConnection, drafts: Sequence[_Draft]) -> str:
     chained from the head's, and return the new head hash (stored by the caller, in the same transaction)."""
     head = (await connection.execute(ADVANCE_SQL, {"count": len(drafts), "head_id": HEAD_ID})).one_or_none()
     if head is None:
-        raise RuntimeError(MISSING_HEAD)
+        raise AuditChainBroken(MISSING_HEAD + "; nothing was changed")
     first_id, prev_hash = int(head[0]) - len(drafts) + 1, str(head[1])
     for event_id, draft in enumerate(drafts, first_id):
         event = draft.event
@@ -204,10 +216,13 @@ async def append_events(session: AsyncSession, new_events: Sequence[NewEvent]) -
         return []
     # Core statements only: on the session's connection, without the ORM's per-statement work.
     connection = await session.connection()
-    if connection.dialect.name == "postgresql":
-        await _append_postgresql(connection, drafts)
-    else:
-        await _append_sqlite(connection, drafts)
+    try:
+        if connection.dialect.name == "postgresql":
+            await _append_postgresql(connection, drafts)
+        else:
+            await _append_sqlite(connection, drafts)
+    except IntegrityError as exc:  # a row where the next event goes, or the next-link trigger refused
+        raise AuditChainBroken(CONFLICTING_ROW) from exc
     return [draft.event for draft in drafts]
 
 
@@ -229,48 +244,3 @@ async def append_event(
     """
     new = NewEvent(action, principal, client_host, request_id, cluster, deletion_id, details, occurred_at)
     return (await append_events(session, [new]))[0]
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    ok: bool
-    checked: int
-    first_broken_id: int | None = None
-    reason: str | None = None
-
-
-def _check_link(event: AuditEvent, prev_id: int, prev_hash: str) -> str | None:
-    if event.id != prev_id + 1:
-        return f"events {prev_id + 1}..{event.id - 1} are missing"
-    if event.prev_hash != prev_hash:
-        return "prev_hash does not match the previous event's hash (events removed or reordered)"
-    if chain_hash(prev_hash, event_content(event)) != event.hash:
-        return "content does not match its hash (the event was modified)"
-    return None
-
-
-async def verify_chain(session: AsyncSession, *, chunk_size: int = 200) -> VerifyResult:
-    """Walk the chain from the genesis in id order, in chunks; report the first broken link."""
-    head = (await session.execute(select(AuditHead).where(AuditHead.id == HEAD_ID))).scalar_one()
-    prev_id, prev_hash, checked = 0, GENESIS_HASH, 0
-    while True:
-        query = (
-            select(AuditEvent)
-            .where(AuditEvent.id > prev_id, AuditEvent.id <= head.last_event_id)
-            .order_by(AuditEvent.id)
-            .limit(chunk_size)
-            .execution_options(populate_existing=True)
-        )
-        events = (await session.execute(query)).scalars().all()
-        for event in events:
-            reason = _check_link(event, prev_id, prev_hash)
-            if reason:
-                return VerifyResult(False, checked, event.id, reason)
-            prev_id, prev_hash, checked = event.id, event.hash, checked + 1
-        session.expunge_all()
-        if len(events) < chunk_size:
-            break
-    if (prev_id, prev_hash) != (head.last_event_id, head.last_hash):
-        reason = "the newest events are missing: the chain ends before the recorded head"
-        return VerifyResult(False, checked, prev_id + 1, reason)
-    return VerifyResult(True, checked)

@@ -13,11 +13,12 @@ from typing import Any, TypeVar
 
 from pydantic import SecretStr
 
+from app.audit.checkpoints import generate_private_key
 from app.demo.acls import create_demo_acls
 from app.demo.banner import banner
 from app.demo.data import produce_demo_records, write_topology
 from app.demo.emulator import EmulatorProcess
-from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings
+from app.settings import AuditSettings, AuthSettings, ClusterSettings, DatabaseSettings, Settings
 
 log = logging.getLogger("kafka_purge.demo")
 T = TypeVar("T")
@@ -37,6 +38,8 @@ def demo_settings(bootstrap: str, database: Path, public_url: str) -> Settings:
         ),
         super_users="User:admin",
         public_url=public_url,
+        # An ephemeral checkpoint key: the demo's database is fresh each run, and so is its key.
+        audit=AuditSettings(signing_key=SecretStr(generate_private_key()), checkpoint_seconds=10),
     )
 
 

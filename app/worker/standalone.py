@@ -1,6 +1,7 @@
 """The background work of a process without the HTTP app (``kafka-purge serve --workers-only``).
 
-It runs what the app's lifespan runs next to the API — the executor and the retention scheduler — with
+It runs what the app's lifespan runs next to the API — the executor, the retention scheduler and the
+audit checkpointer (when a signing key is configured) — with
 the same KIP-11 authorization the app builds, so sends are re-authorized and sweeps run as their
 policies' owners here too.
 """
@@ -18,6 +19,7 @@ from app.api.deps import Services
 from app.auth.authorization import build_authorization
 from app.domain.ports import KafkaGateway
 from app.settings import Settings
+from app.worker.checkpointer import AuditCheckpointer
 from app.worker.executor import Executor
 from app.worker.scheduler import RetentionScheduler
 
@@ -26,6 +28,7 @@ from app.worker.scheduler import RetentionScheduler
 class Workers:
     executor: Executor
     scheduler: RetentionScheduler
+    checkpointer: AuditCheckpointer | None
 
 
 @contextlib.asynccontextmanager
@@ -38,12 +41,18 @@ async def standalone_workers(
         executor = Executor(sessionmaker, gateway, settings, reauthorizer=authorization)
         services = Services(settings, sessionmaker, gateway, authorization, executor, authorization.sources)
         scheduler = RetentionScheduler(services)
+        key = services.audit_key
+        checkpointer = AuditCheckpointer(sessionmaker, key, settings.audit) if key is not None else None
         await executor.start()
         try:
             await scheduler.start()
+            if checkpointer is not None:
+                await checkpointer.start()
             try:
-                yield Workers(executor, scheduler)
+                yield Workers(executor, scheduler, checkpointer)
             finally:
+                if checkpointer is not None:
+                    await checkpointer.stop()
                 await scheduler.stop()
                 await services.accepting.close()
         finally:

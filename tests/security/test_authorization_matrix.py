@@ -29,7 +29,7 @@ from pydantic import SecretStr
 
 from app.adapters.db.migrate import upgrade
 from app.main import create_app
-from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings
+from app.settings import AuditSettings, AuthSettings, ClusterSettings, DatabaseSettings, Settings
 from app.worker.scheduler import RetentionScheduler
 from security.world import (
     CALLS,
@@ -40,6 +40,7 @@ from security.world import (
     LISTED,
     POLICY,
     PRINCIPALS,
+    SIGNING_KEY,
     SPARK,
     TOPIC,
     World,
@@ -118,6 +119,8 @@ MATRIX = [
     Row("GET",    "/v1/audit",                                                  401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
     Row("GET",    "/v1/audit/verify",                                           401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
     Row("GET",    "/v1/audit/export",                                           401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
+    Row("POST",   "/v1/audit/verify",                                           401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
+    Row("GET",    "/v1/audit/keys",                                             401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
 ]
 # fmt: on
 ROWS = {(row.method, row.path): row for row in MATRIX}
@@ -153,6 +156,7 @@ def settings(url: str, bootstrap: str) -> Settings:
             dev_issuer=True, dev_clients={client: SecretStr(secret) for client, secret in CLIENTS.items()}
         ),
         super_users="User:admin",
+        audit=AuditSettings(signing_key=SecretStr(SIGNING_KEY)),
     )
 
 

@@ -17,11 +17,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
 
+from app.audit.checkpoints import CheckpointKey, generate_private_key
 from security.responses import PROBLEM, unauthenticated
 
 CLIENTS = {
@@ -32,6 +34,8 @@ CLIENTS = {
 }
 PRINCIPALS = ("anonymous", "stranger", "owner", "operator", "admin")
 CLUSTER = "demo"
+# The world's audit checkpoint key: a caller-supplied checkpoint signed with it verifies.
+SIGNING_KEY = generate_private_key()
 TOPIC = "sec.orders"
 GROUP = "sec-billing"
 SPARK = "sec-enricher"
@@ -201,6 +205,14 @@ async def delete_policy(world: World, who: str) -> Call:
     return Call("DELETE", f"{policies()}/{await world.new_policy()}")
 
 
+async def verify_audit(world: World, who: str) -> Call:
+    """Verify against a checkpoint of the first event, signed with the world's key (as if from the log)."""
+    answer = await world.client.get("/v1/audit", params={"limit": 1}, headers=world.headers("admin"))
+    first = answer.json()["items"][0]
+    checkpoint = CheckpointKey(SIGNING_KEY).sign(first["id"], first["hash"], datetime.now(UTC))
+    return Call("POST", "/v1/audit/verify", {"json": {"checkpoint": checkpoint.token}})
+
+
 def filled(world: World, template: str, name: str) -> str:
     """The route's path template with the world's resources: its deletion, cluster, topic, ``name``."""
     values = {
@@ -228,6 +240,7 @@ CALLS: dict[tuple[str, str], Builder] = {
         "/v1/deletions", lambda world: names_in("id", world.deletion_id), params={"limit": 1000}
     ),
     ("POST", "/v1/deletions/{deletion_id}/cancel"): cancel,
+    ("POST", "/v1/audit/verify"): verify_audit,
     ("POST", "/v1/clusters/{cluster}/acls"): create_acl,
     ("DELETE", "/v1/clusters/{cluster}/acls"): delete_acls,
     ("POST", "/v1/clusters/{cluster}/consumers"): register_consumer,

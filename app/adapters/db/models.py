@@ -161,6 +161,20 @@ class AuditHead(Base):
     last_hash: Mapped[str] = mapped_column(String(64))
 
 
+class AuditCheckpoint(Base):
+    """A signed statement that the audit chain's event ``event_id`` has hash ``event_hash`` (a compact
+    JWS, also written to the log so that a copy lives outside the database)."""
+
+    __tablename__ = "audit_checkpoint"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    event_id: Mapped[int] = mapped_column(BigInteger, unique=True)
+    event_hash: Mapped[str] = mapped_column(String(64))
+    signed_at: Mapped[datetime]
+    key_id: Mapped[str] = mapped_column(String(128))
+    jws: Mapped[str] = mapped_column(Text)
+
+
 class AclBinding(Base):
     """One ACL binding of a cluster (``acl_source: service``); see ``app.domain.acl.AclBinding``."""
 

@@ -1,22 +1,43 @@
-"""/v1/audit: read the audit trail and verify its hash chain."""
+"""/v1/audit: read the audit trail, verify its hash chain and checkpoints, and publish the checkpoint key."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import AwareDatetime
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.repositories import audit as repo
-from app.api.deps import ServicesDep, SessionDep
+from app.api.deps import Services, ServicesDep, SessionDep
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
-from app.api.schemas.audit import AuditEventRead, AuditPage, AuditVerifyRead
+from app.api.problems import invalid_parameter
+from app.api.schemas.audit import (
+    CHECKPOINT_MAX_LENGTH,
+    AuditEventRead,
+    AuditKeysRead,
+    AuditPage,
+    AuditVerifyCreate,
+    AuditVerifyRead,
+    Rfc3339Time,
+)
 from app.api.schemas.common import PageLimit, problem_responses
+from app.api.strict_json import StrictJsonRoute
 from app.api.views import page_limit
 from app.audit import verify_chain
+from app.audit.checkpoints import MalformedCheckpoint
 from app.auth import PrincipalDep
+from app.errors import Conflict, FieldError, PurgeError, ValidationFailed
 
-router = APIRouter(prefix="/v1/audit", tags=["audit"])
+router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=StrictJsonRoute)
+
+CheckpointQuery = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=CHECKPOINT_MAX_LENGTH,
+        description="A checkpoint kept outside the database (compact JWS from the log) to verify against",
+    ),
+]
 
 
 @router.get("", response_model=AuditPage, responses=problem_responses(401, 422))
@@ -24,23 +45,57 @@ async def list_audit_events(
     principal: PrincipalDep,
     services: ServicesDep,
     session: SessionDep,
-    since: AwareDatetime | None = None,
+    since: Rfc3339Time | None = None,
+    until: Rfc3339Time | None = None,
     action: Annotated[str | None, Query(max_length=64)] = None,
     cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
     limit: PageLimit = None,
 ) -> AuditPage:
-    """List audit events oldest first (chain order), optionally since a time or by action."""
+    """List audit events oldest first (chain order), optionally between two times or by action."""
     size = page_limit(services, limit)
     after_id = decode_cursor(cursor, BIG_ID)[0] if cursor is not None else None
-    rows = await repo.list_events(session, since=since, action=action, after_id=after_id, limit=size)
+    rows = await repo.list_events(
+        session, since=since, until=until, action=action, after_id=after_id, limit=size
+    )
     items = [AuditEventRead.model_validate(row, from_attributes=True) for row in rows]
     return AuditPage(items=items, next_cursor=encode_cursor(rows[-1].id) if len(rows) == size else None)
 
 
-@router.get("/verify", response_model=AuditVerifyRead, responses=problem_responses(401))
-async def verify_audit_chain(principal: PrincipalDep, session: SessionDep) -> AuditVerifyRead:
-    """Verify the whole hash chain; names the first broken link if any."""
-    result = await verify_chain(session)
-    return AuditVerifyRead(
-        ok=result.ok, checked=result.checked, first_broken_id=result.first_broken_id, reason=result.reason
-    )
+async def _verify(
+    services: Services, session: AsyncSession, checkpoint: str | None, malformed: PurgeError
+) -> AuditVerifyRead:
+    key = services.audit_key
+    if checkpoint is not None and key is None:
+        raise Conflict("This service has no audit signing key configured: it cannot check a checkpoint.")
+    try:
+        result = await verify_chain(session, key=key, checkpoint=checkpoint)
+    except MalformedCheckpoint:
+        raise malformed from None
+    return AuditVerifyRead.of(result, checkpoints_enabled=key is not None)
+
+
+MALFORMED = "Not an audit checkpoint of this service (a compact JWS from an `audit checkpoint` log line)."
+
+
+@router.get("/verify", response_model=AuditVerifyRead, responses=problem_responses(401, 409, 422))
+async def verify_audit_chain(
+    principal: PrincipalDep, services: ServicesDep, session: SessionDep, checkpoint: CheckpointQuery = None
+) -> AuditVerifyRead:
+    """Verify the hash chain and its signed checkpoints; names the first broken link if any."""
+    return await _verify(services, session, checkpoint, invalid_parameter("checkpoint", MALFORMED))
+
+
+@router.post("/verify", response_model=AuditVerifyRead, responses=problem_responses(401, 409, 415, 422))
+async def verify_audit_chain_against(
+    body: AuditVerifyCreate, principal: PrincipalDep, services: ServicesDep, session: SessionDep
+) -> AuditVerifyRead:
+    """Verify the audit trail against a checkpoint kept outside the database, as well as the stored ones."""
+    malformed = ValidationFailed(MALFORMED, errors=[FieldError("#/checkpoint", MALFORMED)])
+    return await _verify(services, session, body.checkpoint, malformed)
+
+
+@router.get("/keys", response_model=AuditKeysRead, responses=problem_responses(401))
+async def list_audit_keys(principal: PrincipalDep, services: ServicesDep) -> AuditKeysRead:
+    """The public keys that verify audit checkpoints, as a JWK set (empty when checkpoints are off)."""
+    key = services.audit_key
+    return AuditKeysRead(keys=[key.public_jwk()] if key is not None else [])

@@ -9,11 +9,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
-from pydantic import AwareDatetime
 
 from app.adapters.db.repositories import audit as repo
 from app.adapters.db.session import read_session
 from app.api.deps import Services, ServicesDep
+from app.api.schemas.audit import Rfc3339Time
 from app.api.schemas.common import problem_responses
 from app.audit import event_content
 from app.auth import PrincipalDep
@@ -27,27 +27,24 @@ NDJSON = "application/x-ndjson"
 async def export_lines(
     services: Services, *, since: datetime | None, until: datetime | None, action: str | None
 ) -> AsyncIterator[bytes]:
-    """One JSON object per event (its hashed content plus prev_hash and hash), oldest first. Each chunk is
-    read in its own short session, so a long download never holds a transaction open."""
+    """One JSON object per event (its hashed content plus prev_hash and hash), oldest first, up to the
+    chain's head. Each chunk is read in its own short session, so a long download never holds a
+    transaction open."""
     after_id: int | None = None
     while True:
         async with read_session(services.sessionmaker) as session:
-            rows = await repo.list_events(session, since=since, action=action, after_id=after_id, limit=CHUNK)
-        lines = []
-        reached_until = False
-        for row in rows:
-            if until is not None and row.occurred_at >= until:
-                reached_until = True
-                break
-            lines.append(
-                json.dumps(
-                    {**event_content(row), "prev_hash": row.prev_hash, "hash": row.hash},
-                    separators=(",", ":"),
-                )
+            rows = await repo.list_events(
+                session, since=since, until=until, action=action, after_id=after_id, limit=CHUNK
             )
+        lines = [
+            json.dumps(
+                {**event_content(row), "prev_hash": row.prev_hash, "hash": row.hash}, separators=(",", ":")
+            )
+            for row in rows
+        ]
         if lines:
             yield ("\n".join(lines) + "\n").encode()
-        if reached_until or len(rows) < CHUNK:
+        if len(rows) < CHUNK:
             return
         after_id = rows[-1].id
 
@@ -63,8 +60,8 @@ async def export_lines(
 async def export_audit_events(
     principal: PrincipalDep,
     services: ServicesDep,
-    since: AwareDatetime | None = None,
-    until: AwareDatetime | None = None,
+    since: Rfc3339Time | None = None,
+    until: Rfc3339Time | None = None,
     action: Annotated[str | None, Query(max_length=64)] = None,
 ) -> StreamingResponse:
     """Stream audit events as NDJSON in chain order, optionally between two times or for one action."""

@@ -103,7 +103,16 @@ async def test_audit_verify_reports_the_first_broken_link(
     for _ in range(3):
         await _submit(app_client, alice, orders)
     verify = (await app_client.get("/v1/audit/verify", headers=alice)).json()
-    assert verify == {"ok": True, "checked": 3, "first_broken_id": None, "reason": None}
+    assert verify == {
+        "ok": True,
+        "checked": 3,
+        "first_broken_id": None,
+        "reason": None,
+        "head_event_id": 3,
+        "checkpoints_enabled": False,  # no signing key in the tests' settings
+        "checkpoints_checked": 0,
+        "checkpoint": None,
+    }
 
     await tamper("UPDATE audit_event SET principal = 'User:mallory' WHERE id = 2")
     verify = (await app_client.get("/v1/audit/verify", headers=alice)).json()

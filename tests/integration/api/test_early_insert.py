@@ -119,7 +119,7 @@ async def test_no_large_deletion_without_its_audit_event(
     sessionmaker: Maker,
     alice_token_for: Callable[[httpx.AsyncClient], Awaitable[dict[str, str]]],
 ) -> None:
-    """The early insert's append fails, so does storing it the usual way: a 500 and nothing stored."""
+    """The early insert's append fails, so does storing it the usual way: a 503 and nothing stored."""
     app = create_app(settings, run_executor=False)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
@@ -128,8 +128,9 @@ async def test_no_large_deletion_without_its_audit_event(
             await tamper("DELETE FROM audit_head")
             body = deletion_body(*((big, p, 0) for p in range(EARLY_MIN_PARTITIONS)))
             response = await client.post("/v1/deletions", json=body, headers=headers)
-    assert response.status_code == 500
+    assert response.status_code == 503
     assert response.headers["content-type"] == PROBLEM
+    assert response.json()["type"] == "urn:kafka-purge:problem:audit-chain-broken"
     async with read_session(sessionmaker) as session:
         assert await session.scalar(select(func.count()).select_from(Deletion)) == 0
         assert await session.scalar(select(func.count()).select_from(PartitionDeletion)) == 0

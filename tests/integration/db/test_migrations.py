@@ -11,12 +11,18 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 from app.adapters.db.migrate import current_revision, downgrade, head_revisions, upgrade
 from app.adapters.db.models import AuditHead, Base, Deletion, PartitionDeletion
 from app.adapters.db.session import create_engine, make_sessionmaker, write_transaction
 
-TABLES = {"deletion", "partition_deletion", "audit_event", "audit_head"}
+TABLES = {"deletion", "partition_deletion", "audit_event", "audit_head", "audit_checkpoint"}
+# An event past the audit head (whose last_event_id is 0 on a new database): refused from revision 0009.
+PAST_THE_HEAD = (
+    "INSERT INTO audit_event (id, occurred_at, principal, action, details, prev_hash, hash) "
+    "VALUES (:id, '2026-11-25 12:00:00', 'User:mallory', 'acl.created', '{}', :prev_hash, :hash)"
+)
 
 
 def test_single_head() -> None:
@@ -93,6 +99,31 @@ async def test_upgrade_downgrade_upgrade_with_data(db_url: str) -> None:
     finally:
         await engine.dispose()
     assert await _insert_deletion(db_url)
+
+
+async def _insert_past_the_head(url: str, event_id: int, prev_hash: str = "0" * 64) -> None:
+    engine = create_engine(url)
+    try:
+        async with write_transaction(make_sessionmaker(engine)) as session:
+            params = {"id": event_id, "prev_hash": prev_hash, "hash": f"forged-{event_id}"}
+            await session.execute(text(PAST_THE_HEAD), params)
+    finally:
+        await engine.dispose()
+
+
+async def test_audit_next_link_trigger_downgrades_and_upgrades(db_url: str) -> None:
+    await upgrade(db_url)
+    with pytest.raises(DBAPIError, match="next link"):
+        await _insert_past_the_head(db_url, 1)
+
+    await downgrade(db_url, "0008_audit_details_lz4")
+    assert "audit_checkpoint" not in await _table_names(db_url)
+    await _insert_past_the_head(db_url, 1)  # no trigger below 0009
+
+    await upgrade(db_url)
+    assert "audit_checkpoint" in await _table_names(db_url)
+    with pytest.raises(DBAPIError, match="next link"):
+        await _insert_past_the_head(db_url, 2, "forged-1")
 
 
 async def test_datetimes_come_back_aware_utc(migrated_url: str) -> None:
