@@ -210,7 +210,7 @@ async def verify_audit(world: World, who: str) -> Call:
     answer = await world.client.get("/v1/audit", params={"limit": 1}, headers=world.headers("admin"))
     first = answer.json()["items"][0]
     checkpoint = CheckpointKey(SIGNING_KEY).sign(first["id"], first["hash"], datetime.now(UTC))
-    return Call("POST", "/v1/audit/verify", {"json": {"checkpoint": checkpoint.token}})
+    return Call("POST", "/v1/audit/verify", {"json": {"checkpoint": checkpoint.jws}})
 
 
 def filled(world: World, template: str, name: str) -> str:
