@@ -1,58 +1,6 @@
-"""Keeping Python's cyclic garbage collector off the hot paths: paused while a large preview is
-computed, and kept away from the objects a serving process starts with.
+"""``app.gc_pause`` under the name ``app/api`` imports it by (``preview``, ``strict_json``); those
+modules belong to the services remodel, which switches them to ``app.gc_pause`` and deletes this one."""
 
-A preview of 10,000 partitions and 50 consumer groups allocates about a million short-lived objects
-(decoded offsets, impacts, the JSON-ready answer) and keeps a few hundred thousand of them until the
-answer is sent. None of them form reference cycles, so reference counting frees them all; the cyclic
-collector would only run several full collections over the whole heap meanwhile, which measured at
-about 0.5 s of CPU per preview (40 % of the service's work). Concurrent callers share one pause: the
-collector is enabled again when the last of them finishes, unless it was disabled before the first.
-"""
+from app.gc_pause import collection_paused
 
-from __future__ import annotations
-
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-_holders = 0
-_was_enabled = False
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    global _holders, _was_enabled
-    if _holders == 0:
-        _was_enabled = gc.isenabled()
-        gc.disable()
-    _holders += 1
-    try:
-        yield
-    finally:
-        _holders -= 1
-        if _holders == 0 and _was_enabled:
-            gc.enable()
-
-
-# The youngest generation is collected after 7,000 net allocations instead of CPython's 700.
-YOUNG_THRESHOLD = 7000
-
-
-def freeze_startup_objects() -> None:
-    """Move everything alive now (imported modules, the app, its routes and schemas) out of the cyclic
-    collector's reach, as CPython's docs advise before forking workers: a full collection then scans
-    only what requests allocate, not the whole framework (measured: about four full collections per
-    10,000-partition deletion at 0.2-0.46 s each before, about a third of that after). Forked workers
-    inherit the frozen generation and do not touch those pages, so they also stay shared.
-
-    The young generation is then collected ten times less often. A request's objects are freed by
-    reference counting when it ends, but at 700 a collection came every few requests and traversed the
-    ones still in flight, which then aged into the older generations and were traversed again; and with
-    the startup objects frozen, the older generations are small, so full collections came often. Measured
-    over the probe's 1,500 small POSTs and 6,000 GETs (executor on): time in the collector 1.32 s ->
-    0.40 s of about 12 s of CPU (1,258 / 114 / 10 collections per generation -> 38 / 3 / 0).
-    """
-    gc.collect()
-    gc.freeze()
-    _, middle, oldest = gc.get_threshold()
-    gc.set_threshold(YOUNG_THRESHOLD, middle, oldest)
+__all__ = ["collection_paused"]

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.processes import die_with_parent
+from app.server.processes import die_with_parent
 
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 10.0

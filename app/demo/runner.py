@@ -53,7 +53,7 @@ def fresh_database(data_dir: Path) -> Path:
 
 
 async def run_demo(host: str, port: int, data_dir: Path) -> int:
-    from app.cli import bind_socket
+    from app.server.serve import bind_socket
 
     sock = bind_socket(host, port)
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
@@ -111,7 +111,7 @@ async def serve(
 ) -> None:
     """Runs uvicorn until it stops, calling ``on_ready`` once it answers. While uvicorn runs it handles
     SIGINT itself; ``stop`` covers the moments before its handlers are in place."""
-    from app.cli import make_server
+    from app.server.serve import make_server
 
     server = make_server(settings)
     serving = asyncio.create_task(server.serve(sockets=[sock]))

@@ -32,8 +32,8 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.acls import Requester
 from app.adapters.db.repositories.claims import Claim, Lease
 from app.adapters.db.session import write_transaction
-from app.collection import collection_paused
 from app.domain.ports import KafkaGateway, PartitionOutcome
+from app.gc_pause import collection_paused
 from app.settings import Settings
 from app.worker import metrics
 from app.worker.decisions import Policy, decide

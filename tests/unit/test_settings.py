@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app.cli import main
+from app.cli.main import main
 from app.settings import Settings
 
 BASE = {"PURGE_AUTH_DEV_ISSUER": "true"}

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from app.http_protocol import CoalescingHttpToolsProtocol
+from app.server.protocol import CoalescingHttpToolsProtocol
 
 TCP_INFO_DATA_SEGS_IN = 152  # offset of tcpi_data_segs_in in Linux's struct tcp_info (since 4.6)
 

@@ -15,8 +15,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.cli import make_server
-from app.http_protocol import configured_protocol
+from app.server.protocol import configured_protocol
+from app.server.serve import make_server
 from app.settings import LimitSettings, Settings
 
 TIMEOUT = 1.0

@@ -17,8 +17,9 @@ from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.audit.checkpoints import generate_private_key
-from app.cli import bind_socket, main
+from app.cli.main import main
 from app.main import create_app
+from app.server.serve import bind_socket
 from app.settings import AuditSettings, Settings
 
 Sessions = async_sessionmaker[AsyncSession]

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.api.schemas.specs import epoch_ms, parse_rfc3339
-from app.cli_input import InputError, parse_offset_json, topic_entry
+from app.cli.input import InputError, parse_offset_json, topic_entry
 from app.domain.impact import (
     TopicTraits,
     is_compact_only,

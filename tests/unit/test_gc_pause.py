@@ -12,7 +12,7 @@ import pytest
 from fastapi import APIRouter, FastAPI
 
 from app.api.strict_json import PAUSE_COLLECTION_BYTES, StrictJsonRoute
-from app.collection import YOUNG_THRESHOLD, collection_paused, freeze_startup_objects
+from app.gc_pause import YOUNG_THRESHOLD, collection_paused, freeze_startup_objects
 
 
 @pytest.fixture(autouse=True)

@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 
-from app.cli_input import InputError, parse_offset_json, topic_entry
-from app.cli_output import FAILED, PARTITION_HEADERS, TERMINAL, Progress, partition_rows, say, table
+from app.cli.input import InputError, parse_offset_json, topic_entry
+from app.cli.output import FAILED, PARTITION_HEADERS, TERMINAL, Progress, partition_rows, say, table
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 POLL_INTERVAL_S = 0.5

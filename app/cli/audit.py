@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from app.cli_client import _client, _common, _json, _run
-from app.cli_input import InputError
-from app.cli_output import say
+from app.cli.client import _client, _common, _json, _run
+from app.cli.input import InputError
+from app.cli.output import say
 
 # A compact JWS whose header is a JSON object: base64url of '{"' starts with "eyJ".
 _COMPACT_JWS = re.compile(r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
