@@ -36,10 +36,10 @@ from app.domain.ports import KafkaGateway, PartitionOutcome
 from app.gc_pause import collection_paused
 from app.settings import Settings
 from app.worker import metrics
-from app.worker.decisions import Policy, decide
-from app.worker.reauthorizing import Reauthorizer, withhold_revoked
-from app.worker.sending import SendGroup, group_claims, send_group
-from app.worker.writeback import WriteBack
+from app.worker.dispatch import SendGroup, group_claims, send_group
+from app.worker.outcomes.writer import WriteBack
+from app.worker.reauthorization import Reauthorizer, withhold_revoked
+from app.worker.retries import Policy, decide
 
 log = logging.getLogger("kafka_purge.worker")
 

@@ -20,7 +20,7 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.domain.deletions import PartitionStatus
-from app.worker.applying import apply_updates
+from app.worker.outcomes.transaction import apply_updates
 
 Maker = async_sessionmaker[AsyncSession]
 

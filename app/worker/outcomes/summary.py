@@ -1,12 +1,12 @@
 """The completion summary of a large deletion, half made before its last leader answers.
 
-The summary (``deletion.completed``, see ``app.worker.applying``) lists every partition's outcome column
-by column, in (topic, partition) order. Five of its ten columns come from the claims alone (topic,
-partition, resolved offset, attempts, worker): an ``OutcomeSummary`` orders the claims and renders those
-columns while the leaders are still working, so that when the last answer completes the deletion only
-the five columns of the written outcomes are left to build and render. At 10,000 partitions that halves
-the summary's CPU after the last answer (20 ms in isolation, more under load), on the event loop that
-also issues the COMMITs of the side writes the completing write waits for.
+The summary (``deletion.completed``, see ``app.worker.outcomes.events``) lists every partition's outcome
+column by column, in (topic, partition) order. Five of its ten columns come from the claims alone
+(topic, partition, resolved offset, attempts, worker): an ``OutcomeSummary`` orders the claims and
+renders those columns while the leaders are still working, so that when the last answer completes the
+deletion only the five columns of the written outcomes are left to build and render. At 10,000
+partitions that halves the summary's CPU after the last answer, on the event loop that also issues the
+COMMITs of the side writes the completing write waits for.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.audit import canonical_json, canonical_object
 
-# Below this many partitions the summary is made at completion, as before (it costs little then).
+# Below this many partitions the whole summary is made at completion (it costs little then).
 SUMMARY_AHEAD_PARTITIONS = 1_000
 _TOPIC_PARTITION = itemgetter(2, 3)  # Claim.topic, Claim.partition: a sort key in C
 

@@ -19,7 +19,7 @@ from operator import attrgetter
 from app.adapters.db.repositories.claims import Claim
 from app.domain.deletions import PartitionStatus
 from app.domain.ports import KafkaGateway, PartitionOutcome, TopicPartition
-from app.worker.decisions import Policy, broker_wait_ms
+from app.worker.retries import Policy, broker_wait_ms
 
 log = logging.getLogger("kafka_purge.worker")
 

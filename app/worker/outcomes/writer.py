@@ -1,7 +1,7 @@
 """Writing a sent group's outcomes back while its leaders are still answering.
 
 Each leader's answer is decided as it arrives. Rows of deletions whose other rows are still being sent
-are written at once, in a transaction of their own (``applying.apply_updates``) that locks nothing but
+are written at once, in a transaction of their own (``transaction.apply_updates``) that locks nothing but
 those rows, side by side with the writes under way. A 10,000-partition deletion over three leaders is
 thus mostly written while the slowest leader is still working, and only its own rows are left to write
 when it answers.
@@ -33,8 +33,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
-from app.worker.applying import ApplyResult, Earlier, apply_updates
-from app.worker.summaries import OutcomeSummary, summary_ahead
+from app.worker.outcomes.summary import OutcomeSummary, summary_ahead
+from app.worker.outcomes.transaction import ApplyResult, Earlier, apply_updates
 
 log = logging.getLogger("kafka_purge.worker")
 
@@ -56,7 +56,7 @@ class WriteBack:
         self._queued_at = datetime.now(UTC)  # when the newest queued updates were decided
         self._rolling: asyncio.Task[None] | None = None
         # The completion summary's part the claims fix, made once the first answer is in, while the
-        # other leaders work (``summaries``).
+        # other leaders work (``summary``).
         self._summary: OutcomeSummary | None = None
         self._summary_due = True
         self.result = ApplyResult()
@@ -90,7 +90,7 @@ class WriteBack:
     async def finish(self) -> ApplyResult:
         """Wait until every update is written (or given up on); the results of all writes."""
         # No write starts once the answers are in: the ones there are now are all (a failed one fails the
-        # group, as before).
+        # group).
         await asyncio.gather(*self._writes())
         return self.result
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from app.adapters.db.repositories.claims import Claim
 from app.domain.deletions import PartitionStatus
-from app.worker.decisions import Policy
-from app.worker.sending import group_claims
+from app.worker.dispatch import group_claims
+from app.worker.retries import Policy
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 POLICIES = {"demo": Policy(200, 5_000, 500, 40_000), "other": Policy(200, 5_000, 500, 40_000)}

@@ -1,20 +1,15 @@
-"""Writing outcomes back: one transaction per write (``app.worker.writeback`` writes a sent group's answers
-as they arrive), fenced per row, audited in the same transaction.
+"""The write transaction of a write-back: one per write (``app.worker.outcomes.writer`` writes a sent
+group's answers as they arrive), fenced per row, audited in the same transaction.
 
 In order, inside one write transaction: lock the deletions it rolls up (id order), write every row this
 worker still holds with the fence it claimed (one statement on PostgreSQL, one executemany on SQLite),
 roll each deletion's status up from per-status counts (one query for all, one UPDATE per status reached,
 so a batch of many small deletions costs the same statements as one), then append one
 ``deletion.partition_failed`` event per failed partition and, for each deletion that became terminal, a
-``deletion.completed`` event listing every partition's outcome, all in one append (one statement on
-PostgreSQL). The events come last because appending locks the audit head until commit. A stale worker's
-rows are skipped and counted, never written.
+``deletion.completed`` event listing every partition's outcome (``app.worker.outcomes.events``), all in
+one append (one statement on PostgreSQL). The events come last because appending locks the audit head
+until commit. A stale worker's rows are skipped and counted, never written.
 
-The completion event lists the outcomes column by column: ``partitions`` maps ``topic``, ``partition``,
-``resolved_offset``, ``status``, ``low_watermark``, ``leader_log_start_offset``, ``error_code``,
-``attempts``, ``fence`` and ``worker`` to lists whose i-th entries are one partition, in (topic,
-partition) order. At 10,000 partitions that encodes and hashes several times faster than one object per
-partition, on the write-back's critical path.
 When the group's writes wrote every partition of a completed deletion (a deletion sent in one batch),
 the summary is built from what was written instead of read back (:func:`_written_outcomes`).
 """
@@ -22,7 +17,6 @@ the summary is built from what was written instead of read back (:func:`_written
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,11 +28,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import is_sqlite, write_transaction
-from app.audit import NewEvent, append_events, canonical_json, canonical_object, rendered
+from app.audit import NewEvent, append_events, rendered
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
-from app.worker.summaries import OutcomeSummary
+from app.worker.outcomes.events import completion_event, failure_events, rendered_completion
+from app.worker.outcomes.summary import OutcomeSummary
 
-EXECUTOR_PRINCIPAL = "Service:kafka-purge-executor"
 TERMINAL_DELETION = frozenset(
     {
         DeletionStatus.SUCCEEDED,
@@ -134,18 +128,12 @@ async def apply_updates(
         result.applied.update(u.status for u in fresh)
         completed = await _roll_up(session, known.deletion_ids, before, known.counts, now)
         rest = {d: completion for d, completion in completed.items() if d not in ahead}
-        outcomes = _written_outcomes(rest, known.rows, claims, owner)
-        if unknown := [deletion_id for deletion_id in rest if deletion_id not in outcomes]:
-            outcomes.update(await repo.partition_outcomes(session, unknown))
-        events = [
-            _failure_event(claims[update.id], update, owner)
-            for update in fresh
-            if update.status is PartitionStatus.FAILED
-        ]
+        outcomes = await _outcomes(session, rest, known.rows, claims, owner)
+        events = failure_events(fresh, claims, owner)
         for deletion_id, (status, counts) in completed.items():
             event = ahead.get(deletion_id)
             if event is None:
-                event = _completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
+                event = completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
             events.append(event)
             result.completed.append(deletion_id)
         # Appending locks the audit head until commit, which every other appender (each accepted request)
@@ -196,31 +184,31 @@ def _completions_ahead(
         made = summary.outcomes(known.rows)  # the summary's deletion is the only one of its group
         if made is not None:
             status, counts = completed.pop(summary.deletion_id)
-            events[summary.deletion_id] = _rendered_completion(
+            events[summary.deletion_id] = rendered_completion(
                 samples[summary.deletion_id], status, counts, made, owner
             )
     outcomes = _written_outcomes(completed, known.rows, claims, owner)
     for deletion_id, (status, counts) in completed.items():
         if deletion_id in outcomes:
             events[deletion_id] = rendered(
-                _completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
+                completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
             )
     return events
 
 
-def _rendered_completion(
-    sample: Claim,
-    status: DeletionStatus,
-    counts: Mapping[PartitionStatus, int],
-    made: tuple[dict[str, list[Any]], str],
+async def _outcomes(
+    session: AsyncSession,
+    completed: Mapping[str, tuple[DeletionStatus, Mapping[PartitionStatus, int]]],
+    fresh: Sequence[PartitionUpdate],
+    claims: Mapping[int, Claim],
     owner: str,
-) -> NewEvent:
-    """The completion event with the columns an ``OutcomeSummary`` made and rendered: its details are
-    rendered around them (what ``rendered`` gives, without encoding the columns again)."""
-    columns, columns_json = made
-    event = _completion_event(sample, status, counts, columns, owner)
-    parts = {key: canonical_json(value) for key, value in event.details.items() if key != "partitions"}
-    return dataclasses.replace(event, details_json=canonical_object({**parts, "partitions": columns_json}))
+) -> dict[str, dict[str, list[Any]]]:
+    """The completion summaries of ``completed``: built from what was written where this transaction
+    wrote every partition of the deletion, read back for the others."""
+    outcomes = _written_outcomes(completed, fresh, claims, owner)
+    if unknown := [deletion_id for deletion_id in completed if deletion_id not in outcomes]:
+        outcomes.update(await repo.partition_outcomes(session, unknown))
+    return outcomes
 
 
 def _written_outcomes(
@@ -249,29 +237,6 @@ def _written_outcomes(
         if columns is not None:
             outcomes[deletion_id] = columns
     return outcomes
-
-
-def _failure_event(claim: Claim, update: PartitionUpdate, owner: str) -> NewEvent:
-    return NewEvent(
-        action="deletion.partition_failed",
-        principal=EXECUTOR_PRINCIPAL,
-        client_host=None,
-        request_id=claim.request_id,
-        cluster=claim.cluster,
-        deletion_id=claim.deletion_id,
-        details={
-            "topic": claim.topic,
-            "partition": claim.partition,
-            "resolved_offset": claim.resolved_offset,
-            "error_code": update.error_code,
-            "error_message": update.error_message,
-            "low_watermark": update.low_watermark,
-            "leader_log_start_offset": update.leader_log_start_offset,
-            "attempts": claim.attempts,
-            "worker": owner,
-            "fence": claim.fence,
-        },
-    )
 
 
 def _wholly_written_counts(
@@ -321,26 +286,3 @@ async def _roll_up(
 def _completes(status: DeletionStatus, was: str) -> bool:
     """Whether a deletion that was ``was`` becomes terminal with ``status`` (its completion is audited)."""
     return status in TERMINAL_DELETION and DeletionStatus(was) not in TERMINAL_DELETION
-
-
-def _completion_event(
-    sample: Claim,
-    status: DeletionStatus,
-    counts: Mapping[PartitionStatus, int],
-    outcomes: dict[str, list[Any]],
-    owner: str,
-) -> NewEvent:
-    return NewEvent(
-        action="deletion.completed",
-        principal=EXECUTOR_PRINCIPAL,
-        client_host=None,
-        request_id=sample.request_id,
-        cluster=sample.cluster,
-        deletion_id=sample.deletion_id,
-        details={
-            "status": status.value,
-            "counts": {s.value: n for s, n in sorted(counts.items())},
-            "worker": owner,
-            "partitions": outcomes,
-        },
-    )

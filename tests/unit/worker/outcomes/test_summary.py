@@ -1,4 +1,4 @@
-"""A completion summary made ahead (``app.worker.summaries``) is exactly the one made at completion."""
+"""A completion summary made ahead (``app.worker.outcomes.summary``) is exactly the one made at completion."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from app.adapters.db.repositories.claims import Claim, LockedDeletion, PartitionUpdate
 from app.audit import canonical_json, canonical_object, rendered
 from app.domain.deletions import DeletionStatus, PartitionStatus
-from app.worker import applying
-from app.worker.summaries import SUMMARY_AHEAD_PARTITIONS, OutcomeSummary, summary_ahead
+from app.worker.outcomes import events, transaction
+from app.worker.outcomes.summary import SUMMARY_AHEAD_PARTITIONS, OutcomeSummary, summary_ahead
 
 NOW = datetime(2026, 11, 25, tzinfo=UTC)
 OWNER = "executor_vm:1:abc"
@@ -120,13 +120,13 @@ def test_the_completion_event_is_rendered_around_the_columns() -> None:
     updates = [_outcome(c, i) for i, c in enumerate(claims)]
     counts = dict(Counter(u.status for u in updates))
     locked = {"d1": LockedDeletion("in_progress", len(claims))}
-    known = applying._known(updates, [], by_id, locked, ())
+    known = transaction._known(updates, [], by_id, locked, ())
     # The summary made ahead says which worker it was made for: its columns are the ones used.
     summary = OutcomeSummary(claims, "made-ahead")
-    [event] = applying._completions_ahead(known, by_id, {"d1": claims[0]}, locked, OWNER, summary).values()
+    [event] = transaction._completions_ahead(known, by_id, {"d1": claims[0]}, locked, OWNER, summary).values()
     columns = {**_completion(claims, updates), "worker": ["made-ahead"] * len(claims)}
     expected = rendered(
-        applying._completion_event(claims[0], DeletionStatus.PARTIALLY_FAILED, counts, columns, OWNER)
+        events.completion_event(claims[0], DeletionStatus.PARTIALLY_FAILED, counts, columns, OWNER)
     )
     assert (event.details, event.details_json) == (expected.details, expected.details_json)
 

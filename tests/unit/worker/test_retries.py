@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from app.adapters.db.repositories.claims import Claim
 from app.domain.deletions import PartitionStatus
 from app.domain.ports import PartitionOutcome
-from app.worker.decisions import Policy, backoff_ms, broker_wait_ms, decide
+from app.worker.retries import Policy, backoff_ms, broker_wait_ms, decide
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 POLICY = Policy(

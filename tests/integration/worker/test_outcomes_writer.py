@@ -18,8 +18,8 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.domain.deletions import PartitionStatus
-from app.worker.summaries import SUMMARY_AHEAD_PARTITIONS
-from app.worker.writeback import WriteBack
+from app.worker.outcomes.summary import SUMMARY_AHEAD_PARTITIONS
+from app.worker.outcomes.writer import WriteBack
 
 Maker = async_sessionmaker[AsyncSession]
 
@@ -67,7 +67,7 @@ async def test_answers_written_side_by_side_complete_the_deletion_once(
 async def test_a_large_deletion_answered_by_leaders_is_summarized_as_read_back(
     sessionmaker: Maker,
 ) -> None:
-    """Its summary is made partly ahead, while the leaders answer (``summaries``): the same content,
+    """Its summary is made partly ahead, while the leaders answer (``outcomes.summary``): the same content,
     order and canonical text as reading every row back."""
     topics = ["b-x", "B", "a_b", "a-b", "Z"]
     targets = [Target(t, p, 10 + p) for p in range(SUMMARY_AHEAD_PARTITIONS // len(topics)) for t in topics]

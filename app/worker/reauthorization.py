@@ -21,7 +21,7 @@ from app.adapters.db.repositories.claims import Claim
 from app.adapters.db.session import read_session
 from app.domain.deletions import PartitionStatus
 from app.domain.ports import PartitionOutcome
-from app.worker.sending import SendGroup
+from app.worker.dispatch import SendGroup
 
 AUTHORIZATION_REVOKED = "AUTHORIZATION_REVOKED"
 
