@@ -1,18 +1,24 @@
-"""uvicorn's httptools protocol: each response's head sent in one write with its first body bytes, and
-deadlines for reading a request's head and body.
+"""The HTTP protocol every serving process speaks: uvicorn's httptools protocol plus two things uvicorn
+does not offer.
 
-uvicorn writes the status line and headers as soon as the app sends ``http.response.start`` and the body
-at ``http.response.body``: two socket writes per response. A socket write costs about as much CPU as
-the rest of a small GET's HTTP handling (the kernel does the receiving side's TCP work on loopback and
-in a pod network alike), so the head is held until the first body bytes, or the response's end, and
-written with them. Nothing else changes: the same parser, the same bytes on the wire, the same flow
-control; a streamed response's head goes out with its first chunk.
+What it buys:
 
-uvicorn's keep-alive timeout only runs between a response and the next request's first byte: a client
-sending a request's head or body a byte at a time would hold its connection (and its memory) open for
-ever. Each connection has a deadline for the head of a request (from the connection, or from the
-request's first byte on a kept-alive connection) and one for its body (from the end of the head).
-When one passes the client gets a ``408`` (unless a response has started) and the connection closes.
+- **Deadlines for reading a request's head and body.** uvicorn's keep-alive timeout only runs between a
+  response and the next request's first byte: a client sending a request's head or body a byte at a
+  time would hold its connection (and its memory) open for ever. Each connection has a deadline for
+  the head of a request (from the connection, or from the request's first byte on a kept-alive
+  connection) and one for its body (from the end of the head), set by
+  ``PURGE_LIMITS_HEADER_TIMEOUT_SECONDS`` and ``PURGE_LIMITS_BODY_TIMEOUT_SECONDS``. When one passes the
+  client gets a ``408`` (unless a response has started) and the connection closes.
+- **One socket write per response instead of two.** uvicorn writes the status line and headers as soon
+  as the app sends ``http.response.start`` and the body at ``http.response.body``. A socket write costs
+  about as much CPU as the rest of a small GET's HTTP handling (the kernel does the receiving side's TCP
+  work on loopback and in a pod network alike), so the head is held until the first body bytes, or the
+  response's end, and written with them. Nothing else changes: the same parser, the same bytes on the
+  wire, the same flow control; a streamed response's head goes out with its first chunk.
+
+It subclasses ``uvicorn.protocols.http.httptools_impl.HttpToolsProtocol``, which is not public API:
+``tests/integration/server/`` checks both behaviours against the installed uvicorn.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Pure rules: spec resolution, whole-topic expansion, impact figures, timestamp judgement, inputs."""
+"""Pure rules: spec resolution, whole-topic expansion, impact figures, timestamp judgement."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.api.schemas.specs import epoch_ms, parse_rfc3339
-from app.cli.input import InputError, parse_offset_json, topic_entry
 from app.domain.impact import (
     TopicTraits,
     is_compact_only,
@@ -112,29 +111,3 @@ def test_rfc3339_matches_python(moment: datetime, minutes: int) -> None:
     if "+" not in text[10:] and "-" not in text[10:]:
         text += "Z"
     assert parse_rfc3339(text) == aware
-
-
-def test_offset_json_file_rules() -> None:
-    assert parse_offset_json('{"partitions":[{"topic":"foo","partition":1,"offset":1}],"version":1}') == [
-        {"topic": "foo", "partition": 1, "offset": 1}
-    ]
-    assert (
-        parse_offset_json('{"partitions":[{"topic":"t","partition":0,"offset":-1,"x":1}]}')[0]["offset"] == -1
-    )
-    for text, message in (
-        ('{"partitions":[],"version":2}', "Not supported version field value 2"),
-        ('{"version":1}', "Missing partitions field"),
-        ('{"partitions":[{"topic":"t","partition":true,"offset":1}]}', "must be an integer"),
-        (
-            '{"partitions":[{"topic":"t","partition":0,"offset":1},{"topic":"t","partition":0,"offset":2}]}',
-            "t-0",
-        ),
-    ):
-        with pytest.raises(InputError, match=message):
-            parse_offset_json(text)
-    assert topic_entry("t", "end", None) == {"topic": "t", "to": "end"}
-    assert topic_entry("t", "@1700000000000", 2) == {"topic": "t", "partition": 2, "before": 1700000000000}
-    assert topic_entry("t", "@2026-11-20T00:00:00Z", None)["before"] == "2026-11-20T00:00:00Z"
-    assert topic_entry("t", "-1", None) == {"topic": "t", "offset": -1}
-    with pytest.raises(InputError):
-        topic_entry("t", "start", None)
