@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from app.cli.client import _client, _common, _json, _run
+from app.cli.client import answer_json, api_client, connection_options, run_client_command
 from app.cli.input import InputError
 from app.cli.output import say
 
@@ -25,7 +25,7 @@ def add_audit_commands(commands: Any) -> None:
     audit = commands.add_parser("audit", help="the audit trail")
     actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
     verify = actions.add_parser("verify", help="verify the audit chain (exit 1 when it is broken)")
-    _common(verify)
+    connection_options(verify)
     verify.add_argument(
         "--checkpoint",
         type=Path,
@@ -35,7 +35,7 @@ def add_audit_commands(commands: Any) -> None:
 
 
 def command_audit_verify(args: argparse.Namespace) -> int:
-    return _run(_verify, args)
+    return run_client_command(_verify, args)
 
 
 def read_checkpoint(path: Path) -> str:
@@ -52,11 +52,11 @@ def read_checkpoint(path: Path) -> str:
 
 def _verify(args: argparse.Namespace) -> int:
     checkpoint = read_checkpoint(args.checkpoint) if args.checkpoint is not None else None
-    with _client(args) as client:
+    with api_client(args) as client:
         if checkpoint is None:
-            result = _json(client.get("/v1/audit/verify"), 200)
+            result = answer_json(client.get("/v1/audit/verify"), 200)
         else:
-            result = _json(client.post("/v1/audit/verify", json={"checkpoint": checkpoint}), 200)
+            result = answer_json(client.post("/v1/audit/verify", json={"checkpoint": checkpoint}), 200)
     if args.output == "json":
         say(json.dumps(result, indent=2))
     else:

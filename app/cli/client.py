@@ -29,7 +29,8 @@ class ApiError(Exception):
     pass
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def connection_options(parser: argparse.ArgumentParser) -> None:
+    """Where the service is, how to get a token, and the output format: every client command takes them."""
     parser.add_argument("--url", default=os.environ.get("PURGE_URL", DEFAULT_URL), help="service base URL")
     parser.add_argument("--client-id", default=os.environ.get("PURGE_CLIENT_ID"))
     parser.add_argument("--client-secret", default=os.environ.get("PURGE_CLIENT_SECRET"))
@@ -38,7 +39,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _request_options(parser: argparse.ArgumentParser) -> None:
-    _common(parser)
+    connection_options(parser)
     parser.add_argument("--cluster", required=True)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--offset-json-file", type=Path, help="kafka-delete-records.sh JSON file")
@@ -63,11 +64,11 @@ def add_client_commands(commands: Any) -> None:
     _request_options(preview)
     preview.set_defaults(handler=command_preview, dry_run=True, wait=False)
     status = commands.add_parser("status", help="a deletion's status and partitions")
-    _common(status)
+    connection_options(status)
     status.add_argument("id")
     status.set_defaults(handler=command_status)
     evidence = commands.add_parser("evidence", help="whether a deletion's records are gone now")
-    _common(evidence)
+    connection_options(evidence)
     evidence.add_argument("id")
     evidence.set_defaults(handler=command_evidence)
 
@@ -86,12 +87,15 @@ def _token(args: argparse.Namespace) -> str:
     return str(response.json()["access_token"])
 
 
-def _client(args: argparse.Namespace) -> httpx.Client:
+def api_client(args: argparse.Namespace) -> httpx.Client:
+    """An HTTP client for ``--url`` carrying the bearer token."""
     headers = {"Authorization": f"Bearer {_token(args)}"}
     return httpx.Client(base_url=args.url.rstrip("/"), headers=headers, timeout=60)
 
 
-def _json(response: httpx.Response, *expected: int) -> Any:
+def answer_json(response: httpx.Response, *expected: int) -> Any:
+    """The answer's JSON if its status is one of ``expected``; else ``ApiError`` with the problem's title,
+    detail and its first 20 errors."""
     if response.status_code not in expected:
         try:
             problem = response.json()
@@ -126,7 +130,8 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
-def _run(handler: Any, args: argparse.Namespace) -> int:
+def run_client_command(handler: Any, args: argparse.Namespace) -> int:
+    """``handler``'s exit code; 2 for invalid input (nothing sent), 1 for a refusal or an HTTP error."""
     try:
         return int(handler(args))
     except InputError as exc:
@@ -138,27 +143,27 @@ def _run(handler: Any, args: argparse.Namespace) -> int:
 
 
 def command_delete(args: argparse.Namespace) -> int:
-    return _run(_delete, args)
+    return run_client_command(_delete, args)
 
 
 def command_preview(args: argparse.Namespace) -> int:
-    return _run(_delete, args)
+    return run_client_command(_delete, args)
 
 
 def command_status(args: argparse.Namespace) -> int:
-    return _run(_status, args)
+    return run_client_command(_status, args)
 
 
 def command_evidence(args: argparse.Namespace) -> int:
-    return _run(_evidence, args)
+    return run_client_command(_evidence, args)
 
 
 def _delete(args: argparse.Namespace) -> int:
     body = _body(args)
-    with _client(args) as client:
+    with api_client(args) as client:
         if body["dry_run"]:
-            return _print_preview(args, _json(client.post("/v1/deletions", json=body), 200))
-        deletion = _json(client.post("/v1/deletions", json=body), 202)
+            return _print_preview(args, answer_json(client.post("/v1/deletions", json=body), 200))
+        deletion = answer_json(client.post("/v1/deletions", json=body), 202)
         if args.output == "text":
             say(f"deletion {deletion['id']} accepted: {deletion['partition_count']} partition(s)")
         if not args.wait:
@@ -173,7 +178,7 @@ def _wait(client: httpx.Client, deletion_id: str, *, quiet: bool) -> dict[str, A
     progress = None if quiet else Progress()
     try:
         while True:
-            deletion: dict[str, Any] = _json(client.get(f"/v1/deletions/{deletion_id}"), 200)
+            deletion: dict[str, Any] = answer_json(client.get(f"/v1/deletions/{deletion_id}"), 200)
             if progress:
                 progress.show(deletion)
             if deletion["status"] in TERMINAL:
@@ -189,7 +194,7 @@ def _all_partitions(client: httpx.Client, deletion_id: str) -> list[dict[str, An
     cursor = None
     while True:
         params: dict[str, Any] = {"limit": PAGE, **({"cursor": cursor} if cursor else {})}
-        page = _json(client.get(f"/v1/deletions/{deletion_id}/partitions", params=params), 200)
+        page = answer_json(client.get(f"/v1/deletions/{deletion_id}/partitions", params=params), 200)
         partitions.extend(page["items"])
         if not (cursor := page.get("next_cursor")):
             return partitions
@@ -207,8 +212,8 @@ def _print_deletion(args: argparse.Namespace, client: httpx.Client, deletion: di
 
 
 def _status(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        return _print_deletion(args, client, _json(client.get(f"/v1/deletions/{args.id}"), 200))
+    with api_client(args) as client:
+        return _print_deletion(args, client, answer_json(client.get(f"/v1/deletions/{args.id}"), 200))
 
 
 def _print_preview(args: argparse.Namespace, preview: dict[str, Any]) -> int:
@@ -250,8 +255,8 @@ def _print_preview(args: argparse.Namespace, preview: dict[str, Any]) -> int:
 
 
 def _evidence(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        evidence = _json(client.get(f"/v1/deletions/{args.id}/evidence"), 200)
+    with api_client(args) as client:
+        evidence = answer_json(client.get(f"/v1/deletions/{args.id}/evidence"), 200)
     if args.output == "json":
         say(json.dumps(evidence, indent=2))
     else:
