@@ -40,9 +40,9 @@ from app.api.routers import (
     partitions,
     policies,
 )
-from app.api.schemas.common import problem_responses
 from app.auth.authorization import build_authorization
 from app.domain.ports import KafkaGateway
+from app.schemas.common import problem_responses
 from app.settings import Settings, get_settings
 from app.worker import Executor
 from app.worker.checkpointer import AuditCheckpointer

@@ -14,8 +14,6 @@ from typing import Any, NamedTuple
 
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.api.deps import Services
-from app.api.schemas.deletions import DeletionCreate
-from app.api.schemas.specs import entry_specs
 from app.domain.impact import (
     Cut,
     PartitionImpact,
@@ -29,6 +27,8 @@ from app.domain.impact import (
 from app.domain.offsets import Facts, PlannedCut, Problem, SpecEntry, expand, needed_facts, resolve
 from app.domain.ports import GroupInfo, TimeOffset, TopicLayout, TopicPartition
 from app.errors import Conflict, FieldError, ServiceUnavailable, ValidationFailed
+from app.schemas.deletions import DeletionCreate
+from app.schemas.specs import entry_specs
 
 MAX_LISTED = 50
 CLEANUP_POLICY = "cleanup.policy"

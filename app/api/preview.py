@@ -17,7 +17,6 @@ from typing import Any
 from app.adapters.db.session import write_transaction
 from app.api.deps import Services
 from app.api.planning import Assessment, Plan, assess, plan_request, refuse_untouchable
-from app.api.schemas.deletions import DeletionCreate
 from app.audit import append_event, canonical_json
 from app.auth import Principal
 from app.collection import collection_paused
@@ -25,6 +24,7 @@ from app.domain.impact import PartitionImpact, UnconsumedGroup, unconsumed_group
 from app.domain.ports import TopicPartition
 from app.domain.timestamps import WINDOW, judge_cut, sample_start
 from app.errors import NotFound, PurgeError
+from app.schemas.deletions import DeletionCreate
 
 MAX_SAMPLED = 1000
 

@@ -26,13 +26,13 @@ from app.adapters.db.session import read_session
 from app.api.accepting import Accepted, EarlyInsert, Prediction, Stored
 from app.api.deps import Services
 from app.api.planning import plan_deletion, predicted_partitions
-from app.api.schemas.deletions import DeletionCreate
 from app.audit import NewEvent, canonical_json
 from app.auth import Principal
 from app.domain.deletions import DeletionStatus
 from app.domain.impact import UnconsumedGroup
 from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
+from app.schemas.deletions import DeletionCreate
 
 MAX_LISTED = 50
 

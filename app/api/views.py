@@ -24,10 +24,10 @@ from app.adapters.db.session import run_read
 from app.api.deps import Authorization, Services
 from app.api.pagination import encode_cursor
 from app.api.problems import invalid_parameter
-from app.api.schemas.deletions import DeletionRead, DeletionSummary, PartitionRead
 from app.auth import Principal
 from app.domain.deletions import DeletionScope, PartitionStatus
 from app.errors import NotFound
+from app.schemas.deletions import DeletionRead, DeletionSummary, PartitionRead
 
 D = TypeVar("D", bound=DeletionScope)
 T = TypeVar("T")

@@ -24,7 +24,6 @@ from app.adapters.db.repositories import consumers as consumer_repo
 from app.adapters.db.retention_models import RetentionPolicy
 from app.adapters.db.session import read_session
 from app.api.deps import Services
-from app.api.schemas.deletions import DeletionCreate
 from app.api.submission import submit_deletion
 from app.auth import Principal
 from app.domain.ports import GroupInfo, TopicPartition
@@ -43,6 +42,7 @@ from app.domain.retention import (
 from app.errors import Forbidden, PurgeError
 from app.integrations.spark.checkpoint import CheckpointError, read_committed_offsets
 from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused, CheckpointRoots
+from app.schemas.deletions import DeletionCreate
 
 log = logging.getLogger("kafka_purge.retention")
 

@@ -18,8 +18,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.repositories import acls as repo
 from app.adapters.db.session import read_session, write_transaction
 from app.api.deps import AuthorizationDep, RequestIdDep, Services, ServicesDep
-from app.api.schemas.acls import AclCreate, AclList, AclRead
-from app.api.schemas.common import problem_responses
 from app.api.strict_json import StrictJsonRoute
 from app.audit import append_event
 from app.auth import Principal, PrincipalDep
@@ -34,6 +32,8 @@ from app.domain.acl import (
     parse_filter_enum,
 )
 from app.errors import Conflict, NotFound
+from app.schemas.acls import AclCreate, AclList, AclRead
+from app.schemas.common import problem_responses
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/acls", tags=["acls"], route_class=StrictJsonRoute)
 

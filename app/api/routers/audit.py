@@ -11,7 +11,13 @@ from app.adapters.db.repositories import audit as repo
 from app.api.deps import Services, ServicesDep, SessionDep
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
 from app.api.problems import invalid_parameter
-from app.api.schemas.audit import (
+from app.api.strict_json import StrictJsonRoute
+from app.api.views import page_limit
+from app.audit import verify_chain
+from app.audit.checkpoints import MalformedCheckpoint
+from app.auth import PrincipalDep
+from app.errors import Conflict, FieldError, PurgeError, ValidationFailed
+from app.schemas.audit import (
     CHECKPOINT_MAX_LENGTH,
     AuditEventRead,
     AuditKeysRead,
@@ -20,13 +26,7 @@ from app.api.schemas.audit import (
     AuditVerifyRead,
     Rfc3339Time,
 )
-from app.api.schemas.common import PageLimit, problem_responses
-from app.api.strict_json import StrictJsonRoute
-from app.api.views import page_limit
-from app.audit import verify_chain
-from app.audit.checkpoints import MalformedCheckpoint
-from app.auth import PrincipalDep
-from app.errors import Conflict, FieldError, PurgeError, ValidationFailed
+from app.schemas.common import PageLimit, problem_responses
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=StrictJsonRoute)
 

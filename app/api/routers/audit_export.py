@@ -13,10 +13,10 @@ from fastapi.responses import StreamingResponse
 from app.adapters.db.repositories import audit as repo
 from app.adapters.db.session import read_session
 from app.api.deps import Services, ServicesDep
-from app.api.schemas.audit import Rfc3339Time
-from app.api.schemas.common import problem_responses
 from app.audit import event_content
 from app.auth import PrincipalDep
+from app.schemas.audit import Rfc3339Time
+from app.schemas.common import problem_responses
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 

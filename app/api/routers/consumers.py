@@ -18,15 +18,6 @@ from app.adapters.db.repositories import consumers as repo
 from app.adapters.db.retention_models import Consumer
 from app.adapters.db.session import write_transaction
 from app.api.deps import RequestIdDep, Services, ServicesDep, SessionDep
-from app.api.schemas.common import problem_responses
-from app.api.schemas.retention import (
-    ConsumerCreate,
-    ConsumerPage,
-    ConsumerRead,
-    ProgressRead,
-    ProgressReport,
-    ProgressResult,
-)
 from app.api.strict_json import StrictJsonRoute
 from app.audit import append_event
 from app.auth import Principal, PrincipalDep
@@ -34,6 +25,15 @@ from app.domain.acl import Operation
 from app.domain.ports import TopicPartition
 from app.errors import Conflict, FieldError, NotFound, ValidationFailed
 from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused
+from app.schemas.common import problem_responses
+from app.schemas.retention import (
+    ConsumerCreate,
+    ConsumerPage,
+    ConsumerRead,
+    ProgressRead,
+    ProgressReport,
+    ProgressResult,
+)
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/consumers", tags=["consumers"], route_class=StrictJsonRoute)
 

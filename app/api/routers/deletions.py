@@ -13,14 +13,6 @@ from app.adapters.db.session import read_session, run_read, write_transaction
 from app.api.deps import AuthorizationDep, RequestIdDep, ServicesDep
 from app.api.pagination import cursor_time, decode_cursor, encode_cursor
 from app.api.preview import preview_deletion
-from app.api.schemas.common import PageLimit, problem_responses
-from app.api.schemas.deletions import (
-    DeletionCreate,
-    DeletionPage,
-    DeletionRead,
-    TopicName,
-)
-from app.api.schemas.inspection import DeletionPreview
 from app.api.strict_json import StrictJsonRoute
 from app.api.submission import submit_deletion
 from app.api.views import (
@@ -36,6 +28,14 @@ from app.audit import append_event
 from app.auth import PrincipalDep
 from app.domain.deletions import DeletionStatus
 from app.errors import Conflict
+from app.schemas.common import PageLimit, problem_responses
+from app.schemas.deletions import (
+    DeletionCreate,
+    DeletionPage,
+    DeletionRead,
+    TopicName,
+)
+from app.schemas.inspection import DeletionPreview
 
 router = APIRouter(prefix="/v1/deletions", tags=["deletions"], route_class=StrictJsonRoute)
 

@@ -12,9 +12,13 @@ from fastapi import APIRouter, Path
 from app.adapters.db.models import AuditEvent
 from app.adapters.db.repositories import evidence as repo
 from app.api.deps import AuthorizationDep, RequestIdDep, ServicesDep, SessionDep
-from app.api.schemas.common import problem_responses
-from app.api.schemas.deletions import TopicName
-from app.api.schemas.inspection import (
+from app.api.views import visible_deletion
+from app.auth import PrincipalDep
+from app.domain.ports import TopicPartition
+from app.errors import NotFound, ServiceUnavailable
+from app.schemas.common import problem_responses
+from app.schemas.deletions import TopicName
+from app.schemas.inspection import (
     AuditPosition,
     DeletionEvidence,
     GroupOffsetRead,
@@ -23,10 +27,6 @@ from app.api.schemas.inspection import (
     TopicGroupRead,
     TopicOffsetsRead,
 )
-from app.api.views import visible_deletion
-from app.auth import PrincipalDep
-from app.domain.ports import TopicPartition
-from app.errors import NotFound, ServiceUnavailable
 
 router = APIRouter(tags=["offsets"])
 

@@ -11,12 +11,12 @@ from app.adapters.db.session import run_read
 from app.api.deps import ServicesDep
 from app.api.pagination import PARTITION, decode_cursor
 from app.api.routers.deletions import DeletionId
-from app.api.schemas.common import PageLimit, problem_responses
-from app.api.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
 from app.api.views import page_limit, partition_cursor, partition_read, visible_with
 from app.auth import PrincipalDep
 from app.domain.deletions import PartitionStatus
 from app.errors import NotFound
+from app.schemas.common import PageLimit, problem_responses
+from app.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
 
 router = APIRouter(prefix="/v1/deletions/{deletion_id}/partitions", tags=["deletions"])
 

@@ -16,8 +16,13 @@ from app.api.deps import RequestIdDep, Services, ServicesDep, SessionDep
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
 from app.api.policy_access import authorize_coverage, authorize_management, require_visible, visible_policies
 from app.api.routers.consumers import ClusterPath, known_cluster
-from app.api.schemas.common import problem_responses
-from app.api.schemas.retention import (
+from app.api.strict_json import StrictJsonRoute
+from app.api.views import page_limit
+from app.audit import append_event
+from app.auth import Principal, PrincipalDep
+from app.errors import Conflict, NotFound
+from app.schemas.common import problem_responses
+from app.schemas.retention import (
     ConsumerChoice,
     Consumers,
     PolicyCreate,
@@ -27,11 +32,6 @@ from app.api.schemas.retention import (
     PolicyRunRead,
     PolicyUpdate,
 )
-from app.api.strict_json import StrictJsonRoute
-from app.api.views import page_limit
-from app.audit import append_event
-from app.auth import Principal, PrincipalDep
-from app.errors import Conflict, NotFound
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/policies", tags=["policies"], route_class=StrictJsonRoute)
 
