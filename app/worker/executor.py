@@ -9,7 +9,7 @@ expire and any instance claims the rows again: the stored concrete offset makes 
 
 A deletion accepted by this instance skips the claim: the transaction that stores it inserts its first
 batch already claimed by this executor (``reserve``), which works it as soon as that commits (``take``;
-``app.worker.handoff``). Large batches run with the cyclic garbage collector paused.
+``app.services.deletions.handoff``). Large batches run with the cyclic garbage collector paused.
 """
 
 from __future__ import annotations
@@ -29,10 +29,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import claims as repo
-from app.adapters.db.repositories.acls import Requester
-from app.adapters.db.repositories.claims import Claim, Lease
 from app.adapters.db.session import write_transaction
 from app.collection import collection_paused
+from app.domain.executor import Claim, Lease, Requester
 from app.domain.ports import KafkaGateway, PartitionOutcome
 from app.settings import Settings
 from app.worker import metrics
@@ -95,9 +94,9 @@ class Executor:
         self._wake.set()
 
     def reserve(self) -> Lease | None:
-        """A lease for the first batch of a deletion about to be stored (``app.worker.handoff``), when this
-        executor runs and has a batch slot free; one slot always stays for claiming, so rows stored
-        pending (by API-only instances, or when this executor is busy) and retries keep moving."""
+        """A lease for the first batch of a deletion about to be stored (``app.services.deletions.handoff``),
+        when this executor runs and has a batch slot free; one slot always stays for claiming, so rows
+        stored pending (by API-only instances, or when this executor is busy) and retries keep moving."""
         if not self.running or self._stopping or len(self._batches) + self._reserved >= MAX_BATCHES - 1:
             return None
         self._reserved += 1
