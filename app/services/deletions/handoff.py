@@ -1,4 +1,5 @@
-"""Handing new deletions to this instance's executor in the transaction that stores them.
+"""Handing new deletions to this instance's executor in the transaction that stores them, through
+``app.domain.executor.ExecutorPort`` (``app.worker.executor.Executor`` implements it).
 
 Without it, the executor of the instance that accepted a deletion would wake up, claim the new rows in a
 transaction of its own (one UPDATE of every row, most of a second at 10,000 partitions) and only then
@@ -6,10 +7,9 @@ send. Instead the transaction that stores the deletion inserts its first ``claim
 already claimed by this instance's executor (``Lease``: in_progress, fence 1, first attempt, lease and
 deadline from now, what ``claim_due`` would write), gets them back from the insert as claims, and once it
 committed the executor sends them at once. A transaction that stores several deletions
-(``app.services.deletions.intake``) takes one lease for all of them: their first ``claim_batch`` partitions
-together
-are stored claimed and the executor works them as one batch (one DeleteRecords per leader, each
-leader's outcomes written back as it answers). Every guarantee of claiming holds:
+(``app.services.deletions.intake``) takes one lease for all of them: their first ``claim_batch``
+partitions together are stored claimed and the executor works them as one batch (one DeleteRecords per
+leader, each leader's outcomes written back as it answers). Every guarantee of claiming holds:
 
 - another instance skips the rows while the lease runs, as any claimed row, and can only take them over
   with a claim of its own, which bumps the fence and so voids this instance's write-back;

@@ -6,10 +6,10 @@ time. Instead a request whose checks and planning are done hands its deletion to
 ``AcceptBatcher`` and waits. The batcher stores all that is waiting in ONE transaction: the
 idempotency keys checked in one query, every deletion and its partitions, all ``deletion.requested``
 events in one append (in the order the requests arrived), and one executor lease for the lot
-(``app.services.deletions.handoff``: after the commit the executor works their claimed partitions as one
-batch).
-Then each request gets its answer. While a transaction runs, new requests wait for the next one: at low
-load a request is stored alone and at once (no timer), under load one commit serves many.
+(``app.services.deletions.handoff``: after the commit the executor works their claimed partitions as
+one batch). Then each request gets its answer. While a transaction runs, new requests wait for the
+next one: at low load a request is stored alone and at once (no timer), under load one commit serves
+many.
 
 Every guarantee of a transaction of its own holds: a deletion and its audit event commit together, a
 request is answered only once its deletion is durable, nothing is accepted partially. An Idempotency-Key
