@@ -1,9 +1,11 @@
 """The application factory and its lifespan. Nothing here opens a connection at import time.
 
 ``create_app(settings)`` wires routers, problem handlers, middleware and authentication. The lifespan
-opens the database engine, the Kafka gateway and (unless ``run_executor=False``, i.e. ``serve
---api-only``) starts the executor. Migrations are not run implicitly: ``kafka-purge serve`` and
-``kafka-purge migrate`` run them before the app starts; ``run_migrations=True`` is for embedding.
+opens the database engine and the Kafka gateway, then the ``Runtime`` (``app.state.runtime``) through
+``app.worker.lifecycle.open_runtime``, as ``serve --workers-only`` does: with the executor, the retention
+scheduler and the audit checkpointer unless ``run_executor=False`` (``serve --api-only``). Migrations
+are not run implicitly: ``kafka-purge serve`` and ``kafka-purge migrate`` run them before the app
+starts; ``run_migrations=True`` is for embedding.
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ from app import auth
 from app.adapters.db.migrate import upgrade
 from app.adapters.db.session import create_engine, make_sessionmaker, open_connections
 from app.adapters.kafka import KafkaClusters
-from app.adapters.kafka.acls import KafkaAclReader
-from app.api.deps import Authorization, Services
 from app.api.guards import CanReadAudit
 from app.api.middleware import (
     BodySizeLimitMiddleware,
@@ -40,13 +40,11 @@ from app.api.routers import (
     partitions,
     policies,
 )
-from app.api.schemas.common import problem_responses
-from app.auth.authorization import build_authorization
 from app.domain.ports import KafkaGateway
+from app.schemas.common import problem_responses
+from app.services.authorization import Authorization
 from app.settings import Settings, get_settings
-from app.worker import Executor
-from app.worker.checkpointer import AuditCheckpointer
-from app.worker.scheduler import RetentionScheduler
+from app.worker.lifecycle import open_runtime
 
 DESCRIPTION = (
     "Delete Kafka records on purpose: authorized, audited, durable DeleteRecords as a service. "
@@ -58,14 +56,6 @@ async def _cancelled(task: asyncio.Task[None]) -> None:
     """Stop a start-up task that may still be running."""
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-
-
-async def _start_checkpointer(stack: AsyncExitStack, services: Services) -> None:
-    """Audit checkpoints are signed where the executor runs, when a signing key is configured."""
-    if services.audit_key is not None:
-        checkpointer = AuditCheckpointer(services.sessionmaker, services.audit_key, services.settings.audit)
-        await checkpointer.start()
-        stack.push_async_callback(checkpointer.stop)
 
 
 def create_app(
@@ -96,29 +86,17 @@ def create_app(
                 await clusters.start()
                 stack.push_async_callback(clusters.close)
                 kafka = clusters
-            sessionmaker = make_sessionmaker(engine)
-            acl_reader = KafkaAclReader(settings.clusters)
-            stack.push_async_callback(acl_reader.close)
-            kip11 = build_authorization(settings, sessionmaker, acl_reader)
-            executor = (
-                Executor(sessionmaker, kafka, settings, reauthorizer=kip11 if authorization is None else None)
-                if run_executor
-                else None
+            opened = await stack.enter_async_context(
+                open_runtime(
+                    settings,
+                    make_sessionmaker(engine),
+                    kafka,
+                    run_workers=run_executor,
+                    authorization=authorization,
+                )
             )
-            app.state.services = Services(
-                settings, sessionmaker, kafka, authorization or kip11, executor, kip11.sources
-            )
-            if executor is not None:
-                await executor.start()
-                stack.push_async_callback(executor.stop)
-            # Before the executor stops: what the last accepting transaction hands over is still sent.
-            stack.push_async_callback(app.state.services.accepting.close)
-            if executor is not None:
-                # Retention sweeps run where the executor runs (not in --api-only instances).
-                app.state.scheduler = RetentionScheduler(app.state.services)
-                await app.state.scheduler.start()
-                stack.push_async_callback(app.state.scheduler.stop)
-                await _start_checkpointer(stack, app.state.services)
+            app.state.runtime = opened.runtime
+            app.state.scheduler = opened.workers.scheduler
             yield
 
     app = FastAPI(title="kafka-purge", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)

@@ -46,8 +46,8 @@ from app.domain.retention import (
     plan_sweep,
 )
 from app.main import create_app
+from app.services.retention.sweep import sweep
 from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings, WorkerSettings
-from app.worker.sweeps import sweep
 from kafka_emulator import EmulatedCluster
 
 
@@ -148,7 +148,7 @@ async def whole_sweep(partitions: int, groups: int, runs: int) -> None:
                 walls, cpus = [], []
                 for _ in range(runs):
                     started, cpu = time.perf_counter(), time.process_time()
-                    result = await sweep(app.state.services, bench_policy(groups))
+                    result = await sweep(app.state.runtime, bench_policy(groups))
                     walls.append(time.perf_counter() - started)
                     cpus.append(time.process_time() - cpu)
                 assert result.matched == partitions, result.error
@@ -182,7 +182,7 @@ async def latency(reports: int) -> None:
 async def measure_latency(app: Any, cluster: EmulatedCluster, reports: int) -> None:
     from aiokafka import AIOKafkaProducer
 
-    services = app.state.services
+    services = app.state.runtime
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
         token = await client.post(

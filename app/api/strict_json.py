@@ -19,8 +19,8 @@ from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
 from app.api.problems import UnsupportedMediaType
-from app.collection import collection_paused
 from app.errors import FieldError, ValidationFailed
+from app.gc_pause import collection_paused
 from app.text import CONTROL_CHARACTER_DETAIL, control_character_pointer
 
 MAX_NESTING_ERROR = "The body is nested too deeply"
@@ -98,7 +98,7 @@ class StrictJsonRequest(Request):
 # A body this large lists about a thousand entries or more. Parsing, validating and accepting it allocates
 # a few objects per entry, none in a reference cycle; the cyclic collector would traverse the ones alive
 # several times meanwhile (traced at 10,000 entries: 15-30 ms of young and middle collections on the
-# request's path). It is paused while such a request is handled (``app.collection``).
+# request's path). It is paused while such a request is handled (``app.gc_pause``).
 PAUSE_COLLECTION_BYTES = 64 * 1024
 
 

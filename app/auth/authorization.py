@@ -13,7 +13,8 @@ What each action needs, on the cluster the deletion or ACL belongs to:
 - consumers are Kafka consumer groups (as Kafka's OffsetCommit sees them): registering consumer ``X`` or
   reporting its progress needs READ on GROUP ``X`` (a report also READ on every topic in it); seeing it
   needs DESCRIBE on GROUP ``X`` (READ implies it), and one the caller may not describe answers 404;
-- retention policies: ``app.api.policy_access`` (owner, DESCRIBE/ALTER on CLUSTER, DELETE on topics);
+- retention policies: ``app.services.retention.policies`` (owner, DESCRIBE/ALTER on CLUSTER, DELETE on
+  topics);
 - read or verify the audit trail: DESCRIBE on CLUSTER of every configured cluster (the trail spans them
   all; with no cluster configured, super users only).
 

@@ -9,7 +9,7 @@ expire and any instance claims the rows again: the stored concrete offset makes 
 
 A deletion accepted by this instance skips the claim: the transaction that stores it inserts its first
 batch already claimed by this executor (``reserve``), which works it as soon as that commits (``take``;
-``app.worker.handoff``). Large batches run with the cyclic garbage collector paused.
+``app.services.deletions.handoff``). Large batches run with the cyclic garbage collector paused.
 """
 
 from __future__ import annotations
@@ -29,9 +29,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import claims as repo
-from app.adapters.db.repositories.acls import Requester
-from app.adapters.db.repositories.claims import Claim, Lease
 from app.adapters.db.session import write_transaction
+from app.domain.executor import Claim, Lease, Requester
 from app.domain.ports import KafkaGateway, PartitionOutcome
 from app.gc_pause import collection_paused
 from app.settings import Settings
@@ -47,7 +46,7 @@ MAX_BATCHES = 4
 # A batch this large allocates hundreds of thousands of short-lived objects without reference cycles
 # (claims, the requests and answers, outcomes, the write-back's parameters and summary); meanwhile the
 # cyclic collector would run full collections over the whole heap, 0.2-0.4 s each on a 2-core machine,
-# about one per 10,000 partitions. Reference counting frees them anyway (``app.collection``).
+# about one per 10,000 partitions. Reference counting frees them anyway (``app.gc_pause``).
 PAUSE_COLLECTION_AT = 1_000
 DEFAULT_REQUEST_TIMEOUT_MS = 40_000
 
@@ -95,9 +94,9 @@ class Executor:
         self._wake.set()
 
     def reserve(self) -> Lease | None:
-        """A lease for the first batch of a deletion about to be stored (``app.worker.handoff``), when this
-        executor runs and has a batch slot free; one slot always stays for claiming, so rows stored
-        pending (by API-only instances, or when this executor is busy) and retries keep moving."""
+        """A lease for the first batch of a deletion about to be stored (``app.services.deletions.handoff``),
+        when this executor runs and has a batch slot free; one slot always stays for claiming, so rows
+        stored pending (by API-only instances, or when this executor is busy) and retries keep moving."""
         if not self.running or self._stopping or len(self._batches) + self._reserved >= MAX_BATCHES - 1:
             return None
         self._reserved += 1
@@ -278,7 +277,7 @@ class Executor:
         self, group: SendGroup, requesters: Mapping[str, Requester]
     ) -> AsyncGenerator[dict[int, PartitionOutcome], None]:
         """Outcomes by row id, as the leaders answer; partitions whose requester lost DELETE are not sent
-        (``reauthorizing``)."""
+        (``app.worker.reauthorization``)."""
         if self._reauthorizer is not None:
             group, withheld = await withhold_revoked(
                 self._reauthorizer, self._sessionmaker, group, requesters

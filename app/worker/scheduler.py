@@ -1,10 +1,10 @@
 """The retention scheduler: sweeps due retention policies, one instance per policy at a time.
 
 Each tick looks for enabled policies whose ``next_run_at`` has come (a read, so idle ticks take no write
-lock), leases them, sweeps each (``app.worker.sweeps``), then records the run and gives the lease back in
-one transaction with the next run time. A run that created a deletion, was denied or failed is audited
-(``policy.swept``); a run with nothing to delete is only recorded in the policy's runs. After a crash the
-lease expires and any instance takes the policy again.
+lock), leases them, sweeps each (``app.services.retention.sweep``), then records the run and gives the
+lease back in one transaction with the next run time. A run that created a deletion, was denied or
+failed is audited (``policy.swept``); a run with nothing to delete is only recorded in the policy's runs.
+After a crash the lease expires and any instance takes the policy again.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from sqlalchemy import select
 from app.adapters.db.repositories import policies as repo
 from app.adapters.db.retention_models import PolicyRun, RetentionPolicy
 from app.adapters.db.session import read_session, write_transaction
-from app.api.deps import Services
 from app.audit import append_event
+from app.runtime import Runtime
+from app.services.retention.sweep import MAX_SKIPPED_LISTED, MAX_WARNINGS, SweepResult, sweep
 from app.worker.executor import default_instance_id
-from app.worker.sweeps import MAX_SKIPPED_LISTED, MAX_WARNINGS, SweepResult, sweep
 
 log = logging.getLogger("kafka_purge.retention")
 
@@ -44,15 +44,15 @@ def _skipped_list(result: SweepResult) -> list[dict[str, object]]:
 class RetentionScheduler:
     def __init__(
         self,
-        services: Services,
+        runtime: Runtime,
         *,
         instance_id: str | None = None,
         tick_seconds: float | None = None,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
-        self._services = services
+        self._runtime = runtime
         self.instance_id = instance_id or default_instance_id()
-        poll = services.settings.worker.poll_interval_seconds
+        poll = runtime.settings.worker.poll_interval_seconds
         self._tick = tick_seconds if tick_seconds is not None else min(max(poll, 0.05), 1.0)
         self._lease_seconds = lease_seconds
         self._wake = asyncio.Event()
@@ -92,7 +92,7 @@ class RetentionScheduler:
             .where(RetentionPolicy.enabled.is_(True), RetentionPolicy.next_run_at <= now)
             .limit(1)
         )
-        async with read_session(self._services.sessionmaker) as session:
+        async with read_session(self._runtime.sessionmaker) as session:
             return (await session.execute(query)).first() is not None
 
     async def run_once(self) -> int:
@@ -100,7 +100,7 @@ class RetentionScheduler:
         now = utcnow()
         if not await self._any_due(now):
             return 0
-        async with write_transaction(self._services.sessionmaker) as session:
+        async with write_transaction(self._runtime.sessionmaker) as session:
             ids = await repo.claim_due(
                 session, owner=self.instance_id, now=now, lease_seconds=self._lease_seconds
             )
@@ -109,12 +109,12 @@ class RetentionScheduler:
         return len(ids)
 
     async def sweep_policy(self, policy_id: str) -> PolicyRun | None:
-        async with read_session(self._services.sessionmaker) as session:
+        async with read_session(self._runtime.sessionmaker) as session:
             policy = await repo.get_policy_by_id(session, policy_id)
         if policy is None:
             return None
         started = utcnow()
-        result = await sweep(self._services, policy)
+        result = await sweep(self._runtime, policy)
         return await self._record(policy, started, result)
 
     async def _record(self, policy: RetentionPolicy, started: datetime, result: SweepResult) -> PolicyRun:
@@ -135,7 +135,7 @@ class RetentionScheduler:
             deletion_id=result.deletion_id,
             error=result.error,
         )
-        async with write_transaction(self._services.sessionmaker) as session:
+        async with write_transaction(self._runtime.sessionmaker) as session:
             await repo.add_run(session, run)
             if result.status != "nothing_to_delete":
                 await append_event(

@@ -1,5 +1,6 @@
 """Two service processes on one database (SQLite and PostgreSQL) take many small POSTs over real HTTP at
-once: each instance stores them several per transaction (``app.api.accepting``), and still every request
+once: each instance stores them several per transaction (``app.services.deletions.intake``), and still every
+request
 is one deletion, worked to the end, with a chain that verifies. The same Idempotency-Key sent to both
 instances at the same moment makes one deletion, both answers naming it, and fails none of the requests
 stored with it: the later instance finds the key in its transaction, or (PostgreSQL, both transactions

@@ -189,7 +189,7 @@ async def setup_world(world: World, emulator: Any) -> None:
     progress = {"query_id": "q-1", "run_id": "r-1", "batch_id": 0, "offsets": {TOPIC: {"0": 1}}}
     await world.as_owner("PUT", f"{consumers()}/{SPARK}/progress", 200, json=progress)
     await world.as_owner("POST", policies(), 201, json=policy_body(POLICY))
-    await RetentionScheduler(world.app.state.services, instance_id="matrix").run_once()
+    await RetentionScheduler(world.app.state.runtime, instance_id="matrix").run_once()
 
 
 @asynccontextmanager

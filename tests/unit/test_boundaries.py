@@ -87,3 +87,47 @@ def test_the_spark_guard_sees_the_spark_modules() -> None:
 def test_the_checker_sees_imports() -> None:
     # Guards the guard: the import scanner must find a real import in this very package.
     assert any("ast" in names for names in imported_modules("tests/unit").values())
+
+
+# Arrows only point down: api -> services -> domain <- adapters; worker -> services/domain/adapters.
+# Only the composition roots (``app.main``, ``app.runtime``) see more. ``app.errors`` is below everyone.
+UPWARD = {
+    "app/api": ("app.worker",),
+    "app/services": ("app.api", "app.worker"),
+    "app/schemas": ("app.api", "app.services", "app.worker", "app.adapters"),
+    "app/worker": ("app.api",),
+    "app/adapters": ("app.api", "app.services", "app.worker", "app.runtime", "app.main"),
+}
+# Everything in ``app`` the domain may not import: all of it but ``app.errors`` and the domain itself.
+DOMAIN_FORBIDDEN = tuple(
+    f"app.{path.stem}"
+    for path in (ROOT / "app").iterdir()
+    if path.stem not in {"domain", "errors", "__init__", "__main__", "__pycache__"}
+)
+
+
+def test_imports_point_down() -> None:
+    found = [offence for package, forbidden in UPWARD.items() for offence in offenders(package, forbidden)]
+    assert found == []
+
+
+def test_domain_imports_nothing_of_the_app_but_errors() -> None:
+    assert offenders("app/domain", DOMAIN_FORBIDDEN) == []
+
+
+def test_only_the_app_factory_imports_the_api() -> None:
+    allowed = {ROOT / "app" / "main.py"}
+    found = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path, names in imported_modules("app").items()
+        if path not in allowed and not path.is_relative_to(ROOT / "app" / "api")
+        for name in names
+        if name == "app.api" or name.startswith("app.api.")
+    ]
+    assert found == []
+
+
+def test_the_direction_rules_name_real_places() -> None:
+    # Guards the guard: the package list names real folders, and the domain list names real modules.
+    assert all((ROOT / package).is_dir() for package in UPWARD)
+    assert {"app.api", "app.services", "app.worker", "app.adapters", "app.settings"} <= set(DOMAIN_FORBIDDEN)

@@ -17,9 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.repositories import acls as repo
 from app.adapters.db.session import read_session, write_transaction
-from app.api.deps import AuthorizationDep, RequestIdDep, Services, ServicesDep
-from app.api.schemas.acls import AclCreate, AclList, AclRead
-from app.api.schemas.common import problem_responses
+from app.api.deps import AuthorizationDep, RequestIdDep, RuntimeDep
 from app.api.strict_json import StrictJsonRoute
 from app.audit import append_event
 from app.auth import Principal, PrincipalDep
@@ -34,6 +32,9 @@ from app.domain.acl import (
     parse_filter_enum,
 )
 from app.errors import Conflict, NotFound
+from app.runtime import Runtime
+from app.schemas.acls import AclCreate, AclList, AclRead
+from app.schemas.common import problem_responses
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/acls", tags=["acls"], route_class=StrictJsonRoute)
 
@@ -66,10 +67,10 @@ def _filter(
     )
 
 
-def _sources(services: Services, cluster: str) -> AclSources:
-    if cluster not in services.settings.clusters or services.acl_sources is None:
+def _sources(runtime: Runtime, cluster: str) -> AclSources:
+    if cluster not in runtime.settings.clusters or runtime.acl_sources is None:
         raise NotFound(f"Unknown cluster {cluster!r}.")
-    return services.acl_sources
+    return runtime.acl_sources
 
 
 def _refuse_if_kafka(sources: AclSources, cluster: str) -> None:
@@ -110,17 +111,17 @@ async def create_acl(
     cluster: ClusterPath,
     body: AclCreate,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     authorization: AuthorizationDep,
     request_id: RequestIdDep,
 ) -> AclRead:
     """Add one binding (needs ALTER on CLUSTER); 409 if the cluster already has it."""
-    sources = _sources(services, cluster)
+    sources = _sources(runtime, cluster)
     binding = body.binding()
     await authorization.check_cluster(principal, cluster, Operation.ALTER, request_id=request_id)
     _refuse_if_kafka(sources, cluster)
     try:
-        async with write_transaction(services.sessionmaker) as session:
+        async with write_transaction(runtime.sessionmaker) as session:
             await repo.bump_version(session, cluster)
             if not await repo.add_binding(session, cluster, binding, datetime.now(UTC)):
                 raise Conflict(f"Cluster {cluster!r} already has this binding: {binding}.")
@@ -138,17 +139,17 @@ async def list_acls(
     cluster: ClusterPath,
     acl_filter: FilterDep,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     authorization: AuthorizationDep,
     request_id: RequestIdDep,
 ) -> AclList:
     """List the bindings a Kafka filter selects (needs DESCRIBE on CLUSTER)."""
-    sources = _sources(services, cluster)
+    sources = _sources(runtime, cluster)
     await authorization.check_cluster(principal, cluster, Operation.DESCRIBE, request_id=request_id)
     if sources.is_kafka(cluster):
         bindings = (await sources.authorizer(cluster)).matching(acl_filter)
         return AclList(source="kafka", items=[AclRead.of(b) for b in bindings])
-    async with read_session(services.sessionmaker) as session:
+    async with read_session(runtime.sessionmaker) as session:
         bindings = await repo.list_bindings(session, cluster)
     return AclList(source="service", items=[AclRead.of(b) for b in bindings if acl_filter.matches(b)])
 
@@ -158,15 +159,15 @@ async def delete_acls(
     cluster: ClusterPath,
     acl_filter: FilterDep,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     authorization: AuthorizationDep,
     request_id: RequestIdDep,
 ) -> AclList:
     """Delete every binding a Kafka filter selects (needs ALTER on CLUSTER); returns what was deleted."""
-    sources = _sources(services, cluster)
+    sources = _sources(runtime, cluster)
     await authorization.check_cluster(principal, cluster, Operation.ALTER, request_id=request_id)
     _refuse_if_kafka(sources, cluster)
-    async with write_transaction(services.sessionmaker) as session:
+    async with write_transaction(runtime.sessionmaker) as session:
         await repo.bump_version(session, cluster)
         deleted = await repo.delete_matching(session, cluster, acl_filter)
         if deleted:

@@ -8,10 +8,17 @@ from fastapi import APIRouter, Query
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.repositories import audit as repo
-from app.api.deps import Services, ServicesDep, SessionDep
+from app.api.deps import RuntimeDep, SessionDep
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
 from app.api.problems import invalid_parameter
-from app.api.schemas.audit import (
+from app.api.strict_json import StrictJsonRoute
+from app.api.views import page_limit
+from app.audit import verify_chain
+from app.audit.checkpoints import MalformedCheckpoint
+from app.auth import PrincipalDep
+from app.errors import Conflict, FieldError, PurgeError, ValidationFailed
+from app.runtime import Runtime
+from app.schemas.audit import (
     CHECKPOINT_MAX_LENGTH,
     AuditEventRead,
     AuditKeysRead,
@@ -20,13 +27,7 @@ from app.api.schemas.audit import (
     AuditVerifyRead,
     Rfc3339Time,
 )
-from app.api.schemas.common import PageLimit, problem_responses
-from app.api.strict_json import StrictJsonRoute
-from app.api.views import page_limit
-from app.audit import verify_chain
-from app.audit.checkpoints import MalformedCheckpoint
-from app.auth import PrincipalDep
-from app.errors import Conflict, FieldError, PurgeError, ValidationFailed
+from app.schemas.common import PageLimit, problem_responses
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=StrictJsonRoute)
 
@@ -43,7 +44,7 @@ CheckpointQuery = Annotated[
 @router.get("", response_model=AuditPage, responses=problem_responses(401, 422))
 async def list_audit_events(
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     session: SessionDep,
     since: Rfc3339Time | None = None,
     until: Rfc3339Time | None = None,
@@ -52,7 +53,7 @@ async def list_audit_events(
     limit: PageLimit = None,
 ) -> AuditPage:
     """List audit events oldest first (chain order), optionally between two times or by action."""
-    size = page_limit(services, limit)
+    size = page_limit(runtime, limit)
     after_id = decode_cursor(cursor, BIG_ID)[0] if cursor is not None else None
     rows = await repo.list_events(
         session, since=since, until=until, action=action, after_id=after_id, limit=size
@@ -62,9 +63,9 @@ async def list_audit_events(
 
 
 async def _verify(
-    services: Services, session: AsyncSession, checkpoint: str | None, malformed: PurgeError
+    runtime: Runtime, session: AsyncSession, checkpoint: str | None, malformed: PurgeError
 ) -> AuditVerifyRead:
-    key = services.audit_key
+    key = runtime.audit_key
     if checkpoint is not None and key is None:
         raise Conflict("This service has no audit signing key configured: it cannot check a checkpoint.")
     try:
@@ -79,23 +80,23 @@ MALFORMED = "Not an audit checkpoint of this service (a compact JWS from an `aud
 
 @router.get("/verify", response_model=AuditVerifyRead, responses=problem_responses(401, 409, 422))
 async def verify_audit_chain(
-    principal: PrincipalDep, services: ServicesDep, session: SessionDep, checkpoint: CheckpointQuery = None
+    principal: PrincipalDep, runtime: RuntimeDep, session: SessionDep, checkpoint: CheckpointQuery = None
 ) -> AuditVerifyRead:
     """Verify the hash chain and its signed checkpoints; names the first broken link if any."""
-    return await _verify(services, session, checkpoint, invalid_parameter("checkpoint", MALFORMED))
+    return await _verify(runtime, session, checkpoint, invalid_parameter("checkpoint", MALFORMED))
 
 
 @router.post("/verify", response_model=AuditVerifyRead, responses=problem_responses(401, 409, 415, 422))
 async def verify_audit_chain_against(
-    body: AuditVerifyCreate, principal: PrincipalDep, services: ServicesDep, session: SessionDep
+    body: AuditVerifyCreate, principal: PrincipalDep, runtime: RuntimeDep, session: SessionDep
 ) -> AuditVerifyRead:
     """Verify the audit trail against a checkpoint kept outside the database, as well as the stored ones."""
     malformed = ValidationFailed(MALFORMED, errors=[FieldError("#/checkpoint", MALFORMED)])
-    return await _verify(services, session, body.checkpoint, malformed)
+    return await _verify(runtime, session, body.checkpoint, malformed)
 
 
 @router.get("/keys", response_model=AuditKeysRead, responses=problem_responses(401))
-async def list_audit_keys(principal: PrincipalDep, services: ServicesDep) -> AuditKeysRead:
+async def list_audit_keys(principal: PrincipalDep, runtime: RuntimeDep) -> AuditKeysRead:
     """The public keys that verify audit checkpoints, as a JWK set (empty when checkpoints are off)."""
-    key = services.audit_key
+    key = runtime.audit_key
     return AuditKeysRead(keys=[key.public_jwk()] if key is not None else [])

@@ -12,11 +12,12 @@ from fastapi.responses import StreamingResponse
 
 from app.adapters.db.repositories import audit as repo
 from app.adapters.db.session import read_session
-from app.api.deps import Services, ServicesDep
-from app.api.schemas.audit import Rfc3339Time
-from app.api.schemas.common import problem_responses
+from app.api.deps import RuntimeDep
 from app.audit import event_content
 from app.auth import PrincipalDep
+from app.runtime import Runtime
+from app.schemas.audit import Rfc3339Time
+from app.schemas.common import problem_responses
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
@@ -25,14 +26,14 @@ NDJSON = "application/x-ndjson"
 
 
 async def export_lines(
-    services: Services, *, since: datetime | None, until: datetime | None, action: str | None
+    runtime: Runtime, *, since: datetime | None, until: datetime | None, action: str | None
 ) -> AsyncIterator[bytes]:
     """One JSON object per event (its hashed content plus prev_hash and hash), oldest first, up to the
     chain's head. Each chunk is read in its own short session, so a long download never holds a
     transaction open."""
     after_id: int | None = None
     while True:
-        async with read_session(services.sessionmaker) as session:
+        async with read_session(runtime.sessionmaker) as session:
             rows = await repo.list_events(
                 session, since=since, until=until, action=action, after_id=after_id, limit=CHUNK
             )
@@ -59,12 +60,12 @@ async def export_lines(
 )
 async def export_audit_events(
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     since: Rfc3339Time | None = None,
     until: Rfc3339Time | None = None,
     action: Annotated[str | None, Query(max_length=64)] = None,
 ) -> StreamingResponse:
     """Stream audit events as NDJSON in chain order, optionally between two times or for one action."""
     return StreamingResponse(
-        export_lines(services, since=since, until=until, action=action), media_type=NDJSON
+        export_lines(runtime, since=since, until=until, action=action), media_type=NDJSON
     )

@@ -17,9 +17,15 @@ from sqlalchemy.exc import IntegrityError
 from app.adapters.db.repositories import consumers as repo
 from app.adapters.db.retention_models import Consumer
 from app.adapters.db.session import write_transaction
-from app.api.deps import RequestIdDep, Services, ServicesDep, SessionDep
-from app.api.schemas.common import problem_responses
-from app.api.schemas.retention import (
+from app.api.deps import RequestIdDep, RuntimeDep, SessionDep
+from app.api.strict_json import StrictJsonRoute
+from app.audit import append_event
+from app.auth import Principal, PrincipalDep
+from app.domain.acl import Operation
+from app.domain.ports import TopicPartition
+from app.errors import Conflict, NotFound
+from app.schemas.common import problem_responses
+from app.schemas.retention import (
     ConsumerCreate,
     ConsumerPage,
     ConsumerRead,
@@ -27,13 +33,7 @@ from app.api.schemas.retention import (
     ProgressReport,
     ProgressResult,
 )
-from app.api.strict_json import StrictJsonRoute
-from app.audit import append_event
-from app.auth import Principal, PrincipalDep
-from app.domain.acl import Operation
-from app.domain.ports import TopicPartition
-from app.errors import Conflict, FieldError, NotFound, ValidationFailed
-from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused
+from app.services.retention.consumers import admitted_checkpoint, authorize_consumer, known_cluster
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/consumers", tags=["consumers"], route_class=StrictJsonRoute)
 
@@ -41,32 +41,6 @@ ClusterPath = Annotated[str, Path(min_length=1, max_length=255, description="A c
 ConsumerPath = Annotated[
     str, Path(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._-]+$", description="The consumer's name")
 ]
-
-
-def known_cluster(services: ServicesDep, cluster: str) -> None:
-    if not services.gateway.has_cluster(cluster):
-        raise NotFound(f"Unknown cluster {cluster!r}.")
-
-
-async def authorize_consumer(
-    services: Services, principal: Principal, cluster: str, name: str, request_id: str
-) -> None:
-    """403 (audited) unless the caller may READ GROUP ``name``, as Kafka answers an OffsetCommit with
-    GROUP_AUTHORIZATION_FAILED; the same whether or not the consumer exists, so a refusal reveals nothing."""
-    await services.authorization.check_groups(
-        principal, cluster, Operation.READ, [name], request_id=request_id
-    )
-
-
-def admitted_checkpoint(services: Services, location: str | None) -> None:
-    """422 unless ``location`` lies under ``PURGE_SPARK_CHECKPOINT_ROOTS`` (symlinks followed)."""
-    if location is None:
-        return
-    try:
-        services.settings.spark.roots().admit(location)
-    except CheckpointLocationRefused as exc:
-        detail = f"checkpoint_location refused: {exc}"
-        raise ValidationFailed(detail, errors=[FieldError("#/checkpoint_location", str(exc))]) from None
 
 
 def consumer_read(consumer: Consumer, progress: list[ProgressRead] | None = None) -> ConsumerRead:
@@ -98,20 +72,20 @@ async def register_consumer(
     cluster: ClusterPath,
     body: ConsumerCreate,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     request_id: RequestIdDep,
 ) -> ConsumerRead:
     """Register a consumer: a Spark query (pushing progress, or with a checkpoint location under the
     configured roots that the service reads) or a Kafka consumer group; needs READ on GROUP name."""
-    known_cluster(services, cluster)
-    await services.authorization.check_groups(
+    known_cluster(runtime, cluster)
+    await runtime.authorization.check_groups(
         principal, cluster, Operation.READ, [body.name], request_id=request_id
     )
-    admitted_checkpoint(services, body.checkpoint_location)
+    admitted_checkpoint(runtime, body.checkpoint_location)
     now = datetime.now(UTC)
     consumer = _new_consumer(cluster, body, principal, now)
     try:
-        async with write_transaction(services.sessionmaker) as session:
+        async with write_transaction(runtime.sessionmaker) as session:
             if await repo.get_consumer(session, cluster, body.name) is not None:
                 raise Conflict(f"Consumer {body.name!r} is already registered on {cluster!r}.")
             session.add(consumer)
@@ -138,12 +112,12 @@ async def register_consumer(
 
 @router.get("", response_model=ConsumerPage, responses=problem_responses(401, 404, 422))
 async def list_consumers(
-    cluster: ClusterPath, principal: PrincipalDep, services: ServicesDep, session: SessionDep
+    cluster: ClusterPath, principal: PrincipalDep, runtime: RuntimeDep, session: SessionDep
 ) -> ConsumerPage:
     """List the consumers registered on a cluster that the caller may DESCRIBE (as groups)."""
-    known_cluster(services, cluster)
+    known_cluster(runtime, cluster)
     consumers = await repo.list_consumers(session, cluster)
-    visible = await services.authorization.describable_groups(principal, cluster, [c.name for c in consumers])
+    visible = await runtime.authorization.describable_groups(principal, cluster, [c.name for c in consumers])
     return ConsumerPage(items=[consumer_read(c) for c in consumers if c.name in visible])
 
 
@@ -152,12 +126,12 @@ async def get_consumer(
     cluster: ClusterPath,
     name: ConsumerPath,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     session: SessionDep,
 ) -> ConsumerRead:
     """Read a consumer with its reported position on every partition; needs DESCRIBE on GROUP name."""
-    known_cluster(services, cluster)
-    visible = await services.authorization.describable_groups(principal, cluster, [name])
+    known_cluster(runtime, cluster)
+    visible = await runtime.authorization.describable_groups(principal, cluster, [name])
     consumer = await repo.get_consumer(session, cluster, name) if visible else None
     if consumer is None:
         raise NotFound(f"No consumer {name!r} on {cluster!r}.")
@@ -182,19 +156,19 @@ async def report_progress(
     name: ConsumerPath,
     body: ProgressReport,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     request_id: RequestIdDep,
 ) -> ProgressResult:
     """Record a Spark query's committed batch (end offsets per partition). Idempotent on (query_id, batch_id);
     an older or repeated batch never moves a position back. An unknown consumer is registered as Spark.
     Needs READ on GROUP name and on every topic reported."""
-    known_cluster(services, cluster)
-    await authorize_consumer(services, principal, cluster, name, request_id)
-    await services.authorization.check_read_topics(
+    known_cluster(runtime, cluster)
+    await authorize_consumer(runtime, principal, cluster, name, request_id)
+    await runtime.authorization.check_read_topics(
         principal, cluster, sorted(body.offsets), request_id=request_id
     )
     now = datetime.now(UTC)
-    async with write_transaction(services.sessionmaker) as session:
+    async with write_transaction(runtime.sessionmaker) as session:
         consumer = await repo.get_consumer(session, cluster, name, lock=True)
         if consumer is None:
             consumer = _new_consumer(cluster, ConsumerCreate(name=name, kind="spark"), principal, now)

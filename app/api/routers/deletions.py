@@ -2,40 +2,34 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Query, Response
 
 from app.adapters.db.repositories import deletion_reads as reads
-from app.adapters.db.repositories import deletions as repo
-from app.adapters.db.session import read_session, run_read, write_transaction
-from app.api.deps import AuthorizationDep, RequestIdDep, ServicesDep
+from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.pagination import cursor_time, decode_cursor, encode_cursor
-from app.api.preview import preview_deletion
-from app.api.schemas.common import PageLimit, problem_responses
-from app.api.schemas.deletions import (
-    DeletionCreate,
-    DeletionPage,
-    DeletionRead,
-    TopicName,
-)
-from app.api.schemas.inspection import DeletionPreview
 from app.api.strict_json import StrictJsonRoute
-from app.api.submission import submit_deletion
 from app.api.views import (
     accepted_deletion_read,
     deletion_read,
     deletion_summary,
     page_limit,
-    visible_deletion,
-    visible_deletions,
-    visible_with,
 )
-from app.audit import append_event
 from app.auth import PrincipalDep
 from app.domain.deletions import DeletionStatus
-from app.errors import Conflict
+from app.schemas.common import PageLimit, problem_responses
+from app.schemas.deletions import (
+    DeletionCreate,
+    DeletionPage,
+    DeletionRead,
+    TopicName,
+)
+from app.schemas.inspection import DeletionPreview
+from app.services.deletions.cancel import cancel_deletion as cancel
+from app.services.deletions.preview import preview_deletion
+from app.services.deletions.submission import submit_deletion
+from app.services.deletions.visibility import first_partitions, read_deletion, visible_deletions
 
 router = APIRouter(prefix="/v1/deletions", tags=["deletions"], route_class=StrictJsonRoute)
 
@@ -66,7 +60,7 @@ async def create_deletion(
     body: DeletionCreate,
     response: Response,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     request_id: RequestIdDep,
     idempotency_key: Annotated[
         str | None, Header(alias="Idempotency-Key", pattern=IDEMPOTENCY_KEY_PATTERN, description=KEY_HELP)
@@ -74,13 +68,13 @@ async def create_deletion(
 ) -> DeletionRead:
     """Accept a deletion request; -1 offsets are resolved to the current high watermark now."""
     if body.dry_run:
-        preview = await preview_deletion(services, body, principal=principal, request_id=request_id)
+        preview = await preview_deletion(runtime, body, principal=principal, request_id=request_id)
         return Response(preview, status_code=200, media_type="application/json")  # type: ignore[return-value]
     submission = await submit_deletion(
-        services, body, principal=principal, request_id=request_id, idempotency_key=idempotency_key
+        runtime, body, principal=principal, request_id=request_id, idempotency_key=idempotency_key
     )
     response.headers["Location"] = f"/v1/deletions/{submission.deletion.id}"
-    limit, deletion = services.settings.limits.max_page_size, submission.deletion
+    limit, deletion = runtime.settings.limits.max_page_size, submission.deletion
     # Beyond one page the next page's cursor is compared in the database, which orders topic names by its
     # collation: a page built here has the same order only when every partition is of one topic.
     if not submission.replayed and (len(submission.planned) <= limit or len(deletion.topics) == 1):
@@ -88,14 +82,13 @@ async def create_deletion(
     if submission.replayed:
         response.headers[REPLAY_HEADER] = "true"
     stored = reads.record_of(deletion)
-    first = await run_read(services.sessionmaker, lambda c: reads.first_partitions(c, stored, limit))
-    return deletion_read(stored, first, limit)
+    return deletion_read(stored, await first_partitions(runtime, stored, limit), limit)
 
 
 @router.get("", response_model=DeletionPage, responses=problem_responses(401, 422))
 async def list_deletions(
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     status: DeletionStatus | None = None,
     topic: TopicName | None = None,
     cluster: Annotated[str | None, Query(max_length=255)] = None,
@@ -103,28 +96,23 @@ async def list_deletions(
     limit: PageLimit = None,
 ) -> DeletionPage:
     """List deletions, newest first, with an opaque cursor."""
-    size = page_limit(services, limit)
+    size = page_limit(runtime, limit)
     before = None
     if cursor is not None:
         created_at, deletion_id = decode_cursor(cursor, str, str)
         before = (cursor_time(created_at), deletion_id)
     filters = reads.DeletionFilters(status=status, topic=topic, cluster=cluster)
-    rows, more = await visible_deletions(services, principal, filters, before, size)
+    rows, more = await visible_deletions(runtime, principal, filters, before, size)
     # Built from the last item shown: a cursor never names a deletion the caller may not see.
     next_cursor = encode_cursor(rows[-1].created_at.isoformat(), rows[-1].id) if more else None
     return DeletionPage(items=[deletion_summary(row) for row in rows], next_cursor=next_cursor)
 
 
 @router.get("/{deletion_id}", response_model=DeletionRead, responses=problem_responses(401, 404, 422))
-async def get_deletion(
-    deletion_id: DeletionId, principal: PrincipalDep, services: ServicesDep
-) -> DeletionRead:
+async def get_deletion(deletion_id: DeletionId, principal: PrincipalDep, runtime: RuntimeDep) -> DeletionRead:
     """Read a deletion: request fields, overall status, counts per status and its first partitions."""
-    limit = services.settings.limits.max_page_size
-    found = await run_read(
-        services.sessionmaker, lambda c: reads.deletion_with_first_partitions(c, deletion_id, limit)
-    )
-    deletion, first = await visible_with(services.authorization, principal, deletion_id, found)
+    limit = runtime.settings.limits.max_page_size
+    deletion, first = await read_deletion(runtime, principal, deletion_id, limit)
     return deletion_read(deletion, first, limit)
 
 
@@ -136,36 +124,10 @@ async def get_deletion(
 async def cancel_deletion(
     deletion_id: DeletionId,
     principal: PrincipalDep,
-    services: ServicesDep,
-    authorization: AuthorizationDep,
+    runtime: RuntimeDep,
     request_id: RequestIdDep,
 ) -> DeletionRead:
     """Cancel the partitions not yet sent to Kafka (pending and not claimed by a worker)."""
-    async with read_session(services.sessionmaker) as session:
-        seen = await visible_deletion(session, authorization, principal, deletion_id)
-    # Outside the write transaction: a refusal commits its own authz.denied event.
-    await authorization.check_cancel(principal, seen, request_id=request_id)
-    now = datetime.now(UTC)
-    async with write_transaction(services.sessionmaker) as session:
-        deletion = await visible_deletion(session, authorization, principal, deletion_id)
-        cancelled = await repo.cancel_pending(session, deletion.id, now)
-        if not cancelled:
-            raise Conflict("No partition of this deletion is still waiting to be sent.")
-        status = await repo.refresh_status(session, deletion, now)
-        await append_event(
-            session,
-            action="deletion.cancelled",
-            principal=principal.name,
-            client_host=principal.client_host,
-            request_id=request_id,
-            cluster=deletion.cluster,
-            deletion_id=deletion.id,
-            details={
-                "cancelled": [{"topic": t, "partition": p} for t, p in cancelled],
-                "status": status.value,
-            },
-            occurred_at=now,
-        )
-    changed, limit = reads.record_of(deletion), services.settings.limits.max_page_size
-    first = await run_read(services.sessionmaker, lambda c: reads.first_partitions(c, changed, limit))
+    limit = runtime.settings.limits.max_page_size
+    changed, first = await cancel(runtime, principal, deletion_id, request_id=request_id, limit=limit)
     return deletion_read(changed, first, limit)

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 from sqlalchemy import text
 
 from app.adapters.db.session import read_session
-from app.api.deps import Services, ServicesDep
+from app.api.deps import RuntimeDep
+from app.runtime import Runtime
 
 router = APIRouter(tags=["health"])
 CHECK_TIMEOUT_SECONDS = 2.0
@@ -34,19 +35,19 @@ async def healthz() -> Health:
     return Health(status="ok")
 
 
-async def _database_ok(services: Services) -> bool:
+async def _database_ok(runtime: Runtime) -> bool:
     try:
-        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS), read_session(services.sessionmaker) as session:
+        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS), read_session(runtime.sessionmaker) as session:
             await session.execute(text("SELECT 1"))
     except Exception:
         return False
     return True
 
 
-async def _cluster_reachable(services: Services, name: str) -> bool:
+async def _cluster_reachable(runtime: Runtime, name: str) -> bool:
     try:
         async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
-            return await services.gateway.ping(name)
+            return await runtime.gateway.ping(name)
     except Exception:
         return False
 
@@ -54,15 +55,15 @@ async def _cluster_reachable(services: Services, name: str) -> bool:
 @router.get(
     "/readyz", response_model=Readiness, responses={503: {"model": Readiness, "description": "Not ready"}}
 )
-async def readyz(services: ServicesDep, response: Response) -> Readiness:
+async def readyz(runtime: RuntimeDep, response: Response) -> Readiness:
     """Ready when the database answers and the executor runs (unless disabled); reports each cluster."""
-    names = sorted(services.settings.clusters)
+    names = sorted(runtime.settings.clusters)
     database, *reachable = await asyncio.gather(
-        _database_ok(services), *(_cluster_reachable(services, name) for name in names)
+        _database_ok(runtime), *(_cluster_reachable(runtime, name) for name in names)
     )
     executor: Literal["running", "stopped", "disabled"] = "disabled"
-    if services.executor is not None:
-        executor = "running" if services.executor.running else "stopped"
+    if runtime.executor is not None:
+        executor = "running" if runtime.executor.running else "stopped"
     ready = database and executor != "stopped"
     response.status_code = 200 if ready else 503
     return Readiness(

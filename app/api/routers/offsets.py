@@ -11,10 +11,13 @@ from fastapi import APIRouter, Path
 
 from app.adapters.db.models import AuditEvent
 from app.adapters.db.repositories import evidence as repo
-from app.api.deps import AuthorizationDep, RequestIdDep, ServicesDep, SessionDep
-from app.api.schemas.common import problem_responses
-from app.api.schemas.deletions import TopicName
-from app.api.schemas.inspection import (
+from app.api.deps import AuthorizationDep, RequestIdDep, RuntimeDep, SessionDep
+from app.auth import PrincipalDep
+from app.domain.ports import TopicPartition
+from app.errors import NotFound, ServiceUnavailable
+from app.schemas.common import problem_responses
+from app.schemas.deletions import TopicName
+from app.schemas.inspection import (
     AuditPosition,
     DeletionEvidence,
     GroupOffsetRead,
@@ -23,10 +26,7 @@ from app.api.schemas.inspection import (
     TopicGroupRead,
     TopicOffsetsRead,
 )
-from app.api.views import visible_deletion
-from app.auth import PrincipalDep
-from app.domain.ports import TopicPartition
-from app.errors import NotFound, ServiceUnavailable
+from app.services.deletions.visibility import visible_deletion
 
 router = APIRouter(tags=["offsets"])
 
@@ -46,12 +46,12 @@ async def topic_offsets(
     cluster: Annotated[str, Path(max_length=255)],
     topic: Annotated[TopicName, Path()],
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     authorization: AuthorizationDep,
     request_id: RequestIdDep,
 ) -> TopicOffsetsRead:
     """Per partition leader, replicas, log start offset, high watermark, and each group's offset and lag."""
-    gateway = services.gateway
+    gateway = runtime.gateway
     if not gateway.has_cluster(cluster):
         raise NotFound(f"Unknown cluster {cluster!r}.")
     await authorization.check_describe_topics(principal, cluster, [topic], request_id=request_id)
@@ -119,7 +119,7 @@ def _position(event: AuditEvent | None) -> AuditPosition | None:
 async def deletion_evidence(
     deletion_id: Annotated[str, Path(max_length=64)],
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     session: SessionDep,
     authorization: AuthorizationDep,
 ) -> DeletionEvidence:
@@ -130,7 +130,7 @@ async def deletion_evidence(
     completed = await repo.first_event(session, deletion.id, "deletion.completed")
     tps = [TopicPartition(r.topic, r.partition) for r in rows]
     try:
-        starts: dict[TopicPartition, int] = await services.gateway.log_start_offsets(deletion.cluster, tps)
+        starts: dict[TopicPartition, int] = await runtime.gateway.log_start_offsets(deletion.cluster, tps)
     except ServiceUnavailable:
         starts = {}
     partitions = []

@@ -8,15 +8,16 @@ from fastapi import APIRouter, Path, Query
 
 from app.adapters.db.repositories import deletion_reads as reads
 from app.adapters.db.session import run_read
-from app.api.deps import ServicesDep
+from app.api.deps import RuntimeDep
 from app.api.pagination import PARTITION, decode_cursor
 from app.api.routers.deletions import DeletionId
-from app.api.schemas.common import PageLimit, problem_responses
-from app.api.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
-from app.api.views import page_limit, partition_cursor, partition_read, visible_with
+from app.api.views import page_limit, partition_cursor, partition_read
 from app.auth import PrincipalDep
 from app.domain.deletions import PartitionStatus
 from app.errors import NotFound
+from app.schemas.common import PageLimit, problem_responses
+from app.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
+from app.services.deletions.visibility import visible_with
 
 router = APIRouter(prefix="/v1/deletions/{deletion_id}/partitions", tags=["deletions"])
 
@@ -25,20 +26,20 @@ router = APIRouter(prefix="/v1/deletions/{deletion_id}/partitions", tags=["delet
 async def list_partitions(
     deletion_id: DeletionId,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     status: PartitionStatus | None = None,
     cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
     limit: PageLimit = None,
 ) -> PartitionPage:
     """List a deletion's partitions in (topic, partition) order, optionally by status."""
-    size = page_limit(services, limit)
+    size = page_limit(runtime, limit)
     after = decode_cursor(cursor, str, PARTITION) if cursor is not None else None
     start = (after[0], after[1]) if after else None
     found = await run_read(
-        services.sessionmaker,
+        runtime.sessionmaker,
         lambda c: reads.deletion_with_partitions(c, deletion_id, status=status, after=start, limit=size),
     )
-    _, rows = await visible_with(services.authorization, principal, deletion_id, found)
+    _, rows = await visible_with(runtime.authorization, principal, deletion_id, found)
     return PartitionPage(
         items=[partition_read(row) for row in rows], next_cursor=partition_cursor(rows, size)
     )
@@ -50,13 +51,13 @@ async def get_partition(
     topic: Annotated[TopicName, Path()],
     partition: Annotated[PartitionNumber, Path()],
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
 ) -> PartitionRead:
     """Read one partition of a deletion: offsets, status, watermarks, Kafka error and attempts."""
     found = await run_read(
-        services.sessionmaker, lambda c: reads.deletion_with_partition(c, deletion_id, topic, partition)
+        runtime.sessionmaker, lambda c: reads.deletion_with_partition(c, deletion_id, topic, partition)
     )
-    _, row = await visible_with(services.authorization, principal, deletion_id, found)
+    _, row = await visible_with(runtime.authorization, principal, deletion_id, found)
     if row is None:
         raise NotFound(f"Deletion {deletion_id!r} has no partition {topic}-{partition}.")
     return partition_read(row)

@@ -12,12 +12,17 @@ from sqlalchemy.exc import IntegrityError
 from app.adapters.db.repositories import policies as repo
 from app.adapters.db.retention_models import RetentionPolicy
 from app.adapters.db.session import write_transaction
-from app.api.deps import RequestIdDep, Services, ServicesDep, SessionDep
+from app.api.deps import RequestIdDep, RuntimeDep, SessionDep
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
-from app.api.policy_access import authorize_coverage, authorize_management, require_visible, visible_policies
-from app.api.routers.consumers import ClusterPath, known_cluster
-from app.api.schemas.common import problem_responses
-from app.api.schemas.retention import (
+from app.api.routers.consumers import ClusterPath
+from app.api.strict_json import StrictJsonRoute
+from app.api.views import page_limit
+from app.audit import append_event
+from app.auth import Principal, PrincipalDep
+from app.errors import Conflict, NotFound
+from app.runtime import Runtime
+from app.schemas.common import problem_responses
+from app.schemas.retention import (
     ConsumerChoice,
     Consumers,
     PolicyCreate,
@@ -27,11 +32,13 @@ from app.api.schemas.retention import (
     PolicyRunRead,
     PolicyUpdate,
 )
-from app.api.strict_json import StrictJsonRoute
-from app.api.views import page_limit
-from app.audit import append_event
-from app.auth import Principal, PrincipalDep
-from app.errors import Conflict, NotFound
+from app.services.retention.consumers import known_cluster
+from app.services.retention.policies import (
+    authorize_coverage,
+    authorize_management,
+    require_visible,
+    visible_policies,
+)
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/policies", tags=["policies"], route_class=StrictJsonRoute)
 
@@ -105,16 +112,16 @@ async def create_policy(
     request: Request,
     response: Response,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     request_id: RequestIdDep,
 ) -> PolicyRead:
     """Create a retention policy; needs DELETE on the topics it covers and DESCRIBE on its consumers.
     Its sweeps run as the caller, its owner."""
-    known_cluster(services, cluster)
+    known_cluster(runtime, cluster)
     policy = _new_policy(cluster, body, principal, datetime.now(UTC))
-    await authorize_coverage(services, principal, cluster, policy.topics, policy.consumers, request_id)
+    await authorize_coverage(runtime, principal, cluster, policy.topics, policy.consumers, request_id)
     try:
-        async with write_transaction(services.sessionmaker) as session:
+        async with write_transaction(runtime.sessionmaker) as session:
             if await repo.get_policy(session, cluster, body.name) is not None:
                 raise Conflict(f"Policy {body.name!r} already exists on {cluster!r}.")
             session.add(policy)
@@ -129,22 +136,20 @@ async def create_policy(
 
 @router.get("", response_model=PolicyPage, responses=problem_responses(401, 404, 422))
 async def list_policies(
-    cluster: ClusterPath, principal: PrincipalDep, services: ServicesDep, session: SessionDep
+    cluster: ClusterPath, principal: PrincipalDep, runtime: RuntimeDep, session: SessionDep
 ) -> PolicyPage:
     """List the retention policies of a cluster that the caller owns, or all with DESCRIBE on CLUSTER."""
-    known_cluster(services, cluster)
-    policies = await visible_policies(
-        services, principal, cluster, await repo.list_policies(session, cluster)
-    )
+    known_cluster(runtime, cluster)
+    policies = await visible_policies(runtime, principal, cluster, await repo.list_policies(session, cluster))
     return PolicyPage(items=[policy_read(p) for p in policies])
 
 
 async def _policy(
-    session: Any, services: Services, principal: Principal, cluster: str, name: str
+    session: Any, runtime: Runtime, principal: Principal, cluster: str, name: str
 ) -> RetentionPolicy:
     """The policy, or 404 when there is none or the caller may not see it."""
     return await require_visible(
-        services, principal, await repo.get_policy(session, cluster, name), name, cluster
+        runtime, principal, await repo.get_policy(session, cluster, name), name, cluster
     )
 
 
@@ -161,12 +166,12 @@ async def get_policy(
     cluster: ClusterPath,
     name: PolicyPath,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     session: SessionDep,
 ) -> PolicyRead:
     """Read a retention policy; its owner, or a caller with DESCRIBE on CLUSTER, may."""
-    known_cluster(services, cluster)
-    return policy_read(await _policy(session, services, principal, cluster, name))
+    known_cluster(runtime, cluster)
+    return policy_read(await _policy(session, runtime, principal, cluster, name))
 
 
 def _apply_update(policy: RetentionPolicy, body: PolicyUpdate, now: datetime) -> None:
@@ -189,22 +194,22 @@ async def update_policy(
     body: PolicyUpdate,
     request: Request,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     request_id: RequestIdDep,
     session: SessionDep,
 ) -> PolicyRead:
     """Change a retention policy; needs being its owner or ALTER on CLUSTER, and a change of its topics or
     consumers also DELETE on the topics and DESCRIBE on the consumers it covers after the change. The
     owner does not change."""
-    known_cluster(services, cluster)
-    current = await _policy(session, services, principal, cluster, name)
-    await authorize_management(services, principal, current, request_id)
+    known_cluster(runtime, cluster)
+    current = await _policy(session, runtime, principal, cluster, name)
+    await authorize_management(runtime, principal, current, request_id)
     if body.topics is not None or body.consumers is not None:
         # Schedule and thresholds are management alone; what it covers is asked as for a new policy.
         topics = body.topics.model_dump(exclude_none=True) if body.topics is not None else current.topics
         consumers = _consumers_json(body.consumers) if body.consumers is not None else current.consumers
-        await authorize_coverage(services, principal, cluster, topics, consumers, request_id)
-    async with write_transaction(services.sessionmaker) as tx:
+        await authorize_coverage(runtime, principal, cluster, topics, consumers, request_id)
+    async with write_transaction(runtime.sessionmaker) as tx:
         policy = await _stored(tx, cluster, name)
         _apply_update(policy, body, datetime.now(UTC))
         await tx.flush()
@@ -218,16 +223,16 @@ async def delete_policy(
     cluster: ClusterPath,
     name: PolicyPath,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     request_id: RequestIdDep,
     session: SessionDep,
 ) -> Response:
     """Delete a retention policy and its run history (the audit trail keeps what it did); needs being its
     owner or ALTER on CLUSTER."""
-    known_cluster(services, cluster)
-    current = await _policy(session, services, principal, cluster, name)
-    await authorize_management(services, principal, current, request_id)
-    async with write_transaction(services.sessionmaker) as tx:
+    known_cluster(runtime, cluster)
+    current = await _policy(session, runtime, principal, cluster, name)
+    await authorize_management(runtime, principal, current, request_id)
+    async with write_transaction(runtime.sessionmaker) as tx:
         policy = await _stored(tx, cluster, name)
         await _audit(tx, "policy.deleted", principal, request_id, policy)
         await tx.delete(policy)
@@ -239,16 +244,16 @@ async def list_policy_runs(
     cluster: ClusterPath,
     name: PolicyPath,
     principal: PrincipalDep,
-    services: ServicesDep,
+    runtime: RuntimeDep,
     session: SessionDep,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
     limit: Annotated[int | None, Query(ge=1)] = None,
 ) -> PolicyRunPage:
     """The policy's sweeps, newest first: what was planned, what was skipped and why, the deletion made.
     Visible to whoever may see the policy."""
-    known_cluster(services, cluster)
-    policy = await _policy(session, services, principal, cluster, name)
-    size = page_limit(services, limit)
+    known_cluster(runtime, cluster)
+    policy = await _policy(session, runtime, principal, cluster, name)
+    size = page_limit(runtime, limit)
     before = decode_cursor(cursor, BIG_ID)[0] if cursor is not None else None
     rows = await repo.list_runs(session, policy.id, before_id=before, limit=size)
     items = [PolicyRunRead.model_validate(r, from_attributes=True) for r in rows]

@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.models import AuditEvent, Deletion, PartitionDeletion
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.adapters.db.session import read_session
-from app.api.accepting import EARLY_MIN_PARTITIONS, AcceptBatcher
 from app.audit import NewEvent, verify_chain
 from app.main import create_app
+from app.services.deletions.intake import EARLY_MIN_PARTITIONS, AcceptBatcher
 from app.settings import Settings
 
 Maker = async_sessionmaker[AsyncSession]

@@ -1,4 +1,5 @@
-"""Group commit of accepted deletions (``app.api.accepting``), on SQLite and PostgreSQL: concurrent POSTs
+"""Group commit of accepted deletions (``app.services.deletions.intake``), on SQLite and PostgreSQL:
+concurrent POSTs
 are stored several per transaction and worked by the executor several per batch, each still one
 deletion with its own ``deletion.requested`` and ``deletion.completed`` events in a chain that verifies;
 an Idempotency-Key conflict, or a request whose storing fails, does not fail the requests stored with
@@ -24,9 +25,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.models import AuditEvent
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.adapters.db.session import read_session
-from app.api.accepting import AcceptBatcher, Accepted
 from app.audit import NewEvent, verify_chain
 from app.domain.ports import TopicPartition
+from app.services.deletions.intake import AcceptBatcher, Accepted
 
 Maker = async_sessionmaker[AsyncSession]
 PARTITIONS = 24

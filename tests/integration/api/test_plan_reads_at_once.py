@@ -1,4 +1,5 @@
-"""Accepting asks for the topics' metadata and their cleanup.policy at once (``app.api.planning``): the
+"""Accepting asks for the topics' metadata and their cleanup.policy at once
+(``app.services.deletions.plan``): the
 answer is still decided by the metadata first (unknown partitions: 422 whatever the configs read says),
 then by the configs (compact-only topics)."""
 

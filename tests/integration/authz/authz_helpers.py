@@ -9,7 +9,7 @@ import httpx
 from aiokafka import AIOKafkaProducer
 from fastapi import FastAPI
 
-from app.api.deps import Services
+from app.runtime import Runtime
 from app.settings import Settings
 from app.worker import Executor
 
@@ -30,9 +30,9 @@ class Service:
     settings: Settings
 
     @property
-    def services(self) -> Services:
-        services: Services = self.app.state.services
-        return services
+    def runtime(self) -> Runtime:
+        runtime: Runtime = self.app.state.runtime
+        return runtime
 
     async def headers(self, client_id: str, **extra: str) -> dict[str, str]:
         response = await self.client.post(
@@ -66,12 +66,12 @@ class Service:
 
     async def execute(self) -> int:
         """One executor pass, with the service's own authorization re-check, as ``serve`` wires it."""
-        services = self.services
+        runtime = self.runtime
         executor = Executor(
-            services.sessionmaker,
-            services.gateway,
+            runtime.sessionmaker,
+            runtime.gateway,
             self.settings,
-            reauthorizer=services.authorization,  # type: ignore[arg-type]
+            reauthorizer=runtime.authorization,  # type: ignore[arg-type]
         )
         return await executor.run_once()
 

@@ -154,9 +154,9 @@ async def test_a_workers_only_process_also_withholds_revoked_topics(service: Ser
     assert accepted.status_code == 202, accepted.text
     await service.revoke(principal="User:alice", resource_name="orders.", pattern_type="PREFIXED")
 
-    services = service.services
+    runtime = service.runtime
     # What `kafka-purge serve --workers-only` runs: the executor and sweeps without the HTTP app.
-    async with standalone_workers(service.settings, services.sessionmaker, services.gateway):
+    async with standalone_workers(service.settings, runtime.sessionmaker, runtime.gateway):
         for _ in range(200):
             read = await service.client.get(accepted.headers["location"], headers=alice)
             if read.json()["status"] == "failed":

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from app.api.deps import Services
+from app.runtime import Runtime
 from app.settings import Settings, SparkSettings
 from app.worker import Executor
 from app.worker.scheduler import RetentionScheduler
@@ -53,19 +53,19 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture
-def services(app: FastAPI) -> Services:
-    found: Services = app.state.services
+def runtime(app: FastAPI) -> Runtime:
+    found: Runtime = app.state.runtime
     return found
 
 
 @pytest.fixture
-def scheduler(services: Services) -> RetentionScheduler:
-    return RetentionScheduler(services, instance_id="test-scheduler")
+def scheduler(runtime: Runtime) -> RetentionScheduler:
+    return RetentionScheduler(runtime, instance_id="test-scheduler")
 
 
 @pytest.fixture
-def executor(services: Services) -> Executor:
-    return Executor(services.sessionmaker, services.gateway, services.settings, instance_id="test-executor")
+def executor(runtime: Runtime) -> Executor:
+    return Executor(runtime.sessionmaker, runtime.gateway, runtime.settings, instance_id="test-executor")
 
 
 async def _headers(client: httpx.AsyncClient, settings: Settings, who: str) -> dict[str, str]:

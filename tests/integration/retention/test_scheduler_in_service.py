@@ -9,7 +9,7 @@ import httpx
 import pytest
 from retention_helpers import policy_body, wait_until
 
-from app.api.deps import Services
+from app.runtime import Runtime
 from app.worker.standalone import standalone_workers
 
 
@@ -33,11 +33,11 @@ async def test_the_lifespan_starts_the_scheduler(
 
 
 async def test_a_workers_only_process_sweeps_too(
-    client: httpx.AsyncClient, alice: dict[str, str], inter: str, services: Services
+    client: httpx.AsyncClient, alice: dict[str, str], inter: str, runtime: Runtime
 ) -> None:
     created = await client.post("/v1/clusters/demo/policies", json=policy_body(), headers=alice)
     assert created.status_code == 201, created.text
-    async with standalone_workers(services.settings, services.sessionmaker, services.gateway) as workers:
+    async with standalone_workers(runtime.settings, runtime.sessionmaker, runtime.gateway) as workers:
         scheduler = workers.scheduler
         assert scheduler.running
         assert workers.executor.running

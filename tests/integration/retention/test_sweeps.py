@@ -11,8 +11,8 @@ import httpx
 from kafka_records import produce
 from retention_helpers import commit, policy_body, progress_body, wait_until
 
-from app.api.deps import Services
 from app.domain.ports import TopicPartition
+from app.runtime import Runtime
 from app.worker import Executor
 from app.worker.scheduler import RetentionScheduler
 
@@ -52,7 +52,7 @@ async def test_sweep_deletes_the_minimum_over_groups_and_spark(
     alice: dict[str, str],
     inter: str,
     emulator: Any,
-    services: Services,
+    runtime: Runtime,
     scheduler: RetentionScheduler,
     executor: Executor,
 ) -> None:
@@ -68,7 +68,7 @@ async def test_sweep_deletes_the_minimum_over_groups_and_spark(
     assert (deletion["reason"], deletion["principal"]) == ("policy inter", "User:alice")
     assert {(p["partition"], p["resolved_offset"]) for p in deletion["partitions"]} == {(0, 6), (1, 2)}
     await finish(client, alice, executor, run["deletion_id"])
-    assert await services.gateway.log_start_offsets("demo", [P0, P1]) == {P0: 6, P1: 2}
+    assert await runtime.gateway.log_start_offsets("demo", [P0, P1]) == {P0: 6, P1: 2}
 
     # Not due again before interval_seconds; a forced sweep finds nothing new to delete.
     assert await scheduler.run_once() == 0
@@ -133,13 +133,13 @@ async def test_min_age_keeps_young_records(
 
 
 async def test_one_instance_sweeps_a_policy_at_a_time(
-    client: httpx.AsyncClient, alice: dict[str, str], inter: str, emulator: Any, services: Services
+    client: httpx.AsyncClient, alice: dict[str, str], inter: str, emulator: Any, runtime: Runtime
 ) -> None:
     await produce(emulator, inter, {0: 3})
     await commit(emulator, "billing", {(inter, 0): 3, (inter, 1): 0})
     body = policy_body(consumers={"groups": ["billing"]})
     assert (await client.post(POLICIES, json=body, headers=alice)).status_code == 201
-    schedulers = [RetentionScheduler(services, instance_id=f"instance-{i}") for i in range(4)]
+    schedulers = [RetentionScheduler(runtime, instance_id=f"instance-{i}") for i in range(4)]
     swept = await asyncio.gather(*(s.run_once() for s in schedulers))
     assert sorted(swept) == [0, 0, 0, 1]
     assert len(await runs(client, alice)) == 1

@@ -1,5 +1,6 @@
 """A new deletion handed to the accepting instance's executor in the transaction that stores it
-(``app.worker.handoff``), on SQLite and PostgreSQL: its first batch is stored already claimed and sent
+(``app.services.deletions.handoff``), on SQLite and PostgreSQL: its first batch is stored already claimed and
+sent
 without a claim round; several stored in one insert share one lease, and the claimed rows of all come
 back from the insert; other instances keep off them while the lease runs and take them over after a
 crash; a rollback stores nothing and frees the batch slot; without a running executor the rows stay
@@ -32,10 +33,10 @@ from app.adapters.db.repositories.deletions import PlannedPartition
 from app.adapters.db.session import write_transaction
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition
+from app.services.deletions.handoff import handoff_to
 from app.settings import Settings
 from app.worker import Executor
 from app.worker.executor import MAX_BATCHES
-from app.worker.handoff import handoff_to
 
 Maker = async_sessionmaker[AsyncSession]
 CUTS = {0: 3, 1: 4, 2: 5, 3: 6}

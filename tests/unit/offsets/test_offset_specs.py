@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.api.schemas.specs import epoch_ms, parse_rfc3339
 from app.domain.impact import (
     TopicTraits,
     is_compact_only,
@@ -19,6 +18,7 @@ from app.domain.impact import (
 from app.domain.offsets import Facts, OffsetSpec, PlannedCut, SpecEntry, expand, needed_facts, resolve
 from app.domain.ports import TimeOffset, TopicPartition
 from app.domain.timestamps import judge_cut
+from app.schemas.specs import epoch_ms, parse_rfc3339
 
 TP = TopicPartition
 

@@ -8,7 +8,6 @@ counter before deciding, so it notices a change made by another instance on its 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, select
@@ -19,19 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.models import AclBinding as AclBindingRow
 from app.adapters.db.models import AclVersion, Deletion
 from app.domain.acl import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
-
-
-@dataclass(frozen=True)
-class Requester:
-    """Who asked for a deletion: what the executor re-checks authorization with."""
-
-    principal: str
-    groups: tuple[str, ...]
-    client_host: str
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return (self.principal, *(f"Group:{group}" for group in self.groups))
+from app.domain.executor import Requester as Requester  # re-exported: the worker reads requesters here
 
 
 def _binding(row: AclBindingRow) -> AclBinding:

@@ -26,9 +26,10 @@ from sqlalchemy.types import TypeDecorator
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories.claims.claiming import lease_claims, leased_claims
-from app.adapters.db.repositories.claims.common import Claim, Lease, integer_array, text_array
+from app.adapters.db.repositories.claims.common import integer_array, text_array
 from app.adapters.db.repositories.deletion_reads import status_counts
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
+from app.domain.executor import Claim, Lease
 from app.domain.ports import TopicPartition
 
 
@@ -81,10 +82,11 @@ INSERT_TASKS = insert(TASKS)
 # position in them, each task naming its deletion's id from there). A task starts pending, unclaimed,
 # due now (the executor sets ``deadline_at`` when it first claims it, so the timeout counts from the
 # first send), except the first ``:claimed`` tasks of all, inserted already claimed with a ``Lease``
-# (``app.worker.handoff``) and their deletion's deadline. Those come back as five arrays: ids, deletion
-# ids, topics, partitions and offsets (one row, the arrays in one order; NULLs without a lease). They are
-# sorted by id in Python: in SQL that is five sorts of up to 10,000 rows, here one pass over rows that in
-# practice come in id order. Every deletion column is bound: one missing from the text fails at import.
+# (``app.services.deletions.handoff``) and their deletion's deadline. Those come back as five arrays:
+# ids, deletion ids, topics, partitions and offsets (one row, the arrays in one order; NULLs without a
+# lease). They are sorted by id in Python: in SQL that is five sorts of up to 10,000 rows, here one pass
+# over rows that in practice come in id order. Every deletion column is bound: one missing from the
+# text fails at import.
 # The task columns are bound as array texts and cast in SQL: asyncpg would encode the six lists element by
 # element (``claims.writing`` does the same for the write-back).
 TASK_ARRAYS = (

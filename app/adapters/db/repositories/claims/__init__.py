@@ -32,7 +32,7 @@ from app.adapters.db.repositories.claims.claiming import (
     release_leases,
     renew_leases,
 )
-from app.adapters.db.repositories.claims.common import Claim, Lease, PartitionUpdate
+from app.adapters.db.repositories.claims.common import PartitionUpdate
 from app.adapters.db.repositories.claims.rollup import (
     LockedDeletion,
     lock_deletions,
@@ -42,6 +42,7 @@ from app.adapters.db.repositories.claims.rollup import (
     status_counts,
 )
 from app.adapters.db.repositories.claims.writing import write_updates
+from app.domain.executor import Claim, Lease
 
 __all__ = [
     "Claim",

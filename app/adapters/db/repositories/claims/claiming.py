@@ -18,14 +18,13 @@ from app.adapters.db.repositories.claims.common import (
     CLAIMABLE,
     DELETIONS,
     PD,
-    Claim,
-    Lease,
     any_of,
     chunks,
     id_in,
     is_postgresql,
 )
 from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.executor import Claim, Lease
 
 CLAIM_COLUMNS = (
     PD.c.id,

@@ -1,10 +1,10 @@
-"""What the claim queue's modules share: the table, the row types, dialect helpers."""
+"""What the claim queue's modules share: the table, the row types (``Claim`` and ``Lease`` are the
+domain's, ``app.domain.executor``), dialect helpers."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import NamedTuple, cast
 
 from sqlalchemy import BigInteger, String, Table, any_, bindparam
@@ -20,45 +20,6 @@ DELETIONS = cast(Table, Deletion.__table__)
 CLAIMABLE = (PartitionStatus.PENDING, PartitionStatus.IN_PROGRESS, PartitionStatus.LEADER_TRUNCATED)
 # SQLite allows 32,766 bound variables per statement; stay well below it.
 CHUNK = 5_000
-
-
-class Claim(NamedTuple):
-    """One claimed partition row, with what the executor needs from its deletion. A named tuple, like
-    ``TopicPartition``: a batch builds 10,000 of them, and a tuple is built in C."""
-
-    id: int
-    deletion_id: str
-    topic: str
-    partition: int
-    resolved_offset: int
-    status: PartitionStatus
-    fence: int
-    attempts: int
-    deadline_at: datetime
-    cluster: str
-    leader_only: bool
-    timeout_ms: int
-    request_id: str
-
-
-@dataclass(frozen=True)
-class Lease:
-    """The first claim of a new deletion, taken by the transaction that stores it: its first ``limit``
-    partitions are inserted already claimed by ``owner`` until ``expires_at``, in the state ``claim_due``
-    would leave them in (``first_claim``)."""
-
-    owner: str
-    expires_at: datetime
-    limit: int
-
-    def first_claim(self, deletion: Deletion) -> tuple[PartitionStatus, int, int, datetime]:
-        """Status, fence, attempts and deadline of a row of ``deletion`` claimed for the first time now."""
-        deadline = deletion.created_at + timedelta(milliseconds=deletion.timeout_ms)
-        return (*self.first_claim_state(), deadline)
-
-    def first_claim_state(self) -> tuple[PartitionStatus, int, int]:
-        """Status, fence and attempts of a row claimed for the first time."""
-        return PartitionStatus.IN_PROGRESS, 1, 1
 
 
 class PartitionUpdate(NamedTuple):

@@ -88,7 +88,7 @@ async def partition_outcomes(
     lists are one partition. Columns keep a 10,000-partition summary cheap to encode and hash."""
     postgresql = is_postgresql(session)
     # Topics in code point order on both databases (SQLite's BINARY collation is), whatever the PostgreSQL
-    # database's collation: the order the worker sorts a summary it already holds in (app.worker.applying).
+    # database's collation: the order the worker sorts a summary it holds in (app.worker.outcomes).
     topic = PD.c.topic.collate("C") if postgresql else PD.c.topic
     stmt = (
         select(PD.c.deletion_id, *OUTCOME_COLUMNS)

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from app.api.schemas.deletions import PartitionOffset
+from app.schemas.deletions import PartitionOffset
 
 LEGAL = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 legal_names = st.from_regex(LEGAL, fullmatch=True).filter(lambda name: name not in {".", ".."})

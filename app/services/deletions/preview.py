@@ -15,16 +15,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.adapters.db.session import write_transaction
-from app.api.deps import Services
-from app.api.planning import Assessment, Plan, assess, plan_request, refuse_untouchable
-from app.api.schemas.deletions import DeletionCreate
 from app.audit import append_event, canonical_json
 from app.auth import Principal
-from app.collection import collection_paused
 from app.domain.impact import PartitionImpact, UnconsumedGroup, unconsumed_groups
 from app.domain.ports import TopicPartition
 from app.domain.timestamps import WINDOW, judge_cut, sample_start
 from app.errors import NotFound, PurgeError
+from app.gc_pause import collection_paused
+from app.runtime import Runtime
+from app.schemas.deletions import DeletionCreate
+from app.services.deletions.assessment import Assessment, assess
+from app.services.deletions.plan import Plan, plan_request, refuse_untouchable
 
 MAX_SAMPLED = 1000
 
@@ -56,7 +57,7 @@ def _cut_time(
 
 
 async def _samples(
-    services: Services, cluster: str, plan: Plan, assessment: Assessment
+    runtime: Runtime, cluster: str, plan: Plan, assessment: Assessment
 ) -> dict[TopicPartition, list[tuple[int, int]]]:
     """Records around each time-based cut (at most ``MAX_SAMPLED`` partitions; the rest say null)."""
     starts = {
@@ -65,7 +66,7 @@ async def _samples(
         if cut.spec.before_ms is not None and impact.high_watermark > impact.log_start_offset
     }
     chosen = dict(list(starts.items())[:MAX_SAMPLED])
-    return await services.gateway.record_timestamps(cluster, chosen, limit=2 * WINDOW)
+    return await runtime.gateway.record_timestamps(cluster, chosen, limit=2 * WINDOW)
 
 
 def _partitions_json(
@@ -136,25 +137,23 @@ def _summary(assessment: Assessment, every_group: list[UnconsumedGroup]) -> list
 
 
 async def preview_deletion(
-    services: Services, request: DeletionCreate, *, principal: Principal, request_id: str
+    runtime: Runtime, request: DeletionCreate, *, principal: Principal, request_id: str
 ) -> bytes:
     """The preview as JSON bytes (``DeletionPreview``), after auditing it."""
     with collection_paused():
-        return await _preview(services, request, principal=principal, request_id=request_id)
+        return await _preview(runtime, request, principal=principal, request_id=request_id)
 
 
 async def _preview(
-    services: Services, request: DeletionCreate, *, principal: Principal, request_id: str
+    runtime: Runtime, request: DeletionCreate, *, principal: Principal, request_id: str
 ) -> bytes:
-    if not services.gateway.has_cluster(request.cluster):
+    if not runtime.gateway.has_cluster(request.cluster):
         raise NotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})
-    await services.authorization.check_delete_topics(
-        principal, request.cluster, topics, request_id=request_id
-    )
-    plan = await plan_request(services, request)
-    assessment = await assess(services, request, plan, preview=True)
-    samples = await _samples(services, request.cluster, plan, assessment)
+    await runtime.authorization.check_delete_topics(principal, request.cluster, topics, request_id=request_id)
+    plan = await plan_request(runtime, request)
+    assessment = await assess(runtime, request, plan, preview=True)
+    samples = await _samples(runtime, request.cluster, plan, assessment)
     every_group = unconsumed_groups(assessment.impacts, ())
     refusals = _refusals(request, plan, every_group)
     summary = _summary(assessment, every_group)
@@ -172,7 +171,7 @@ async def _preview(
     members["partitions"] = _partitions_json(plan, assessment, samples)
     encoded = _object_json(members).encode()
     digest = hashlib.sha256(encoded).hexdigest()
-    async with write_transaction(services.sessionmaker) as session:
+    async with write_transaction(runtime.sessionmaker) as session:
         event = await append_event(
             session,
             action="deletion.previewed",

@@ -1,7 +1,8 @@
 """Accepting a deletion request: validate it against the limits and the cluster, resolve ``-1`` to the
 high watermark, and store the deletion, its partition tasks and the ``deletion.requested`` audit event
-in one transaction (shared with the other requests ready at the time: ``app.api.accepting``). Nothing
-is accepted partially.
+in one transaction (shared with the other requests ready at the time: ``app.services.deletions.intake``).
+Nothing is accepted partially. A retention sweep's ``DeletionCommand`` takes the same path
+(``submit_command``).
 
 Idempotency-Key (scoped to the principal): the same key with the same request (compared by a hash of
 its canonical form) answers with the deletion first created; the same key with a different request is
@@ -16,23 +17,26 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session
-from app.api.accepting import Accepted, EarlyInsert, Prediction, Stored
-from app.api.deps import Services
-from app.api.planning import plan_deletion, predicted_partitions
-from app.api.schemas.deletions import DeletionCreate
 from app.audit import NewEvent, canonical_json
 from app.auth import Principal
+from app.domain.commands import DeletionCommand
 from app.domain.deletions import DeletionStatus
 from app.domain.impact import UnconsumedGroup
 from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
+from app.runtime import Runtime
+from app.schemas.deletions import DeletionCreate
+from app.services.deletions.assessment import plan_deletion
+from app.services.deletions.intake import Accepted, EarlyInsert, Prediction, Stored
+from app.services.deletions.plan import predicted_partitions
+from app.services.deletions.request import DeletionRequest
+from app.services.deletions.requested import requested_details
 
 MAX_LISTED = 50
 
@@ -45,9 +49,9 @@ class Submission:
     planned: Sequence[repo.PlannedPartition] = ()
 
 
-def check_limits(request: DeletionCreate, services: Services) -> int:
+def check_limits(request: DeletionRequest, runtime: Runtime) -> int:
     """The request's timeout; 422 for too many partitions, a timeout over the limit, duplicates."""
-    limits = services.settings.limits
+    limits = runtime.settings.limits
     if len(request.partitions) > limits.max_partitions:
         raise ValidationFailed(
             f"At most {limits.max_partitions} partitions per request, got {len(request.partitions)}.",
@@ -91,36 +95,49 @@ def _replay(existing: Deletion, fingerprint: str | None) -> Submission:
     return Submission(existing, replayed=True)
 
 
-async def _existing(services: Services, principal: Principal, key: str | None) -> Deletion | None:
+async def _existing(runtime: Runtime, principal: Principal, key: str | None) -> Deletion | None:
     if key is None:
         return None
-    async with read_session(services.sessionmaker) as session:
+    async with read_session(runtime.sessionmaker) as session:
         return await repo.find_by_idempotency_key(session, principal.name, key)
 
 
 async def submit_deletion(
-    services: Services,
+    runtime: Runtime,
     request: DeletionCreate,
     *,
     principal: Principal,
     request_id: str,
     idempotency_key: str | None,
 ) -> Submission:
-    timeout_ms = check_limits(request, services)
-    key = idempotency_key
-    fingerprint = request_hash(request, key)
-    if (existing := await _existing(services, principal, key)) is not None:
+    """Accept a ``POST /v1/deletions`` body (not a dry run) as ``principal``."""
+    fingerprint = request_hash(request, idempotency_key)
+    return await _submit(runtime, _Fields(request, principal, request_id, idempotency_key, fingerprint))
+
+
+async def submit_command(runtime: Runtime, command: DeletionCommand, *, request_id: str) -> Submission:
+    """Accept ``command`` as its ``as_whom``, with the checks, plan, intake and audit of a request;
+    consumer groups are not read again when the command says its cuts are bounded by them."""
+    whom = command.as_whom
+    principal = Principal(whom.principal.removeprefix("User:"), whom.groups, whom.client_host)
+    fields = _Fields(command, principal, request_id, None, None)
+    return await _submit(runtime, fields, assess_consumers=not command.consumers_read)
+
+
+async def _submit(runtime: Runtime, fields: _Fields, *, assess_consumers: bool = True) -> Submission:
+    request, principal, key, fingerprint = fields.request, fields.principal, fields.key, fields.fingerprint
+    fields.timeout_ms = check_limits(request, runtime)
+    if (existing := await _existing(runtime, principal, key)) is not None:
         return _replay(existing, fingerprint)
-    if not services.gateway.has_cluster(request.cluster):
+    if not runtime.gateway.has_cluster(request.cluster):
         raise NotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})
-    await services.authorization.check_delete_topics(
-        principal, request.cluster, topics, request_id=request_id
+    await runtime.authorization.check_delete_topics(
+        principal, request.cluster, topics, request_id=fields.request_id
     )
-    fields = _Fields(request, principal, request_id, key, fingerprint, timeout_ms)
-    early = _insert_early(services, fields)
+    early = _insert_early(runtime, fields)
     try:
-        planned, overridden = await plan_deletion(services, request)
+        planned, overridden = await plan_deletion(runtime, request, assess_consumers=assess_consumers)
     except BaseException:
         if early is not None:
             await early.abandon()
@@ -129,12 +146,12 @@ async def submit_deletion(
     if stored is None:
         deletion = _new_deletion(fields, planned)
         try:
-            stored = await services.accepting.store(
+            stored = await runtime.intake.store(
                 Accepted(deletion, planned, _requested_event(fields, deletion, planned, overridden))
             )
         except IntegrityError:
             # A concurrent request with the same key won the unique constraint; answer with its deletion.
-            if (winner := await _existing(services, principal, key)) is None:
+            if (winner := await _existing(runtime, principal, key)) is None:
                 raise
             return _replay(winner, fingerprint)
     if not stored.created:
@@ -144,22 +161,23 @@ async def submit_deletion(
     return Submission(stored.deletion, replayed=False, planned=planned)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Fields:
-    """What the stored deletion and its event take from the request and its caller."""
+    """What the stored deletion and its event take from the request and its caller; ``timeout_ms`` is
+    set once the request passed the limits."""
 
-    request: DeletionCreate
+    request: DeletionRequest
     principal: Principal
     request_id: str
     key: str | None
     fingerprint: str | None
-    timeout_ms: int
+    timeout_ms: int = 0
 
 
-def _insert_early(services: Services, fields: _Fields) -> EarlyInsert | None:
+def _insert_early(runtime: Runtime, fields: _Fields) -> EarlyInsert | None:
     """A large deletion of concrete offsets is inserted while the cluster is asked about it (its
     partitions are known from the request alone); committed only if the checks pass and plan the same."""
-    if not services.accepting.stores_early(len(fields.request.partitions)):
+    if not runtime.intake.stores_early(len(fields.request.partitions)):
         return None
 
     def predict() -> Prediction | None:
@@ -169,7 +187,7 @@ def _insert_early(services: Services, fields: _Fields) -> EarlyInsert | None:
         deletion = _new_deletion(fields, predicted)
         return deletion, predicted, lambda: _requested_event(fields, deletion, predicted, ())
 
-    return services.accepting.store_early(predict)
+    return runtime.intake.store_early(predict)
 
 
 async def _commit_early(
@@ -199,12 +217,12 @@ def _requested_event(
         request_id=fields.request_id,
         cluster=fields.request.cluster,
         deletion_id=deletion.id,
-        details=_requested_details(fields.request, planned, fields.timeout_ms, fields.key, overridden),
+        details=requested_details(fields.request, planned, fields.timeout_ms, fields.key, overridden),
     )
 
 
 def _new_deletion(fields: _Fields, planned: Sequence[repo.PlannedPartition]) -> Deletion:
-    """The deletion row as stored; ``app.api.accepting`` sets its times when it stores it."""
+    """The deletion row as stored; ``app.services.deletions.intake`` sets its times when it stores it."""
     now = datetime.now(UTC)
     request, principal = fields.request, fields.principal
     return Deletion(
@@ -226,61 +244,3 @@ def _new_deletion(fields: _Fields, planned: Sequence[repo.PlannedPartition]) -> 
         updated_at=now,
         finished_at=None,
     )
-
-
-def _requested_details(
-    request: DeletionCreate,
-    planned: Sequence[repo.PlannedPartition],
-    timeout_ms: int,
-    key: str | None,
-    overridden: Sequence[UnconsumedGroup] = (),
-) -> dict[str, object]:
-    columns, specs = requested_partitions(planned)
-    return {
-        "reason": request.reason,
-        "leader_only": request.leader_only,
-        "timeout_ms": timeout_ms,
-        "idempotency_key": key,
-        "allow_unconsumed": request.allow_unconsumed,
-        "ignore_groups": request.ignore_groups,
-        # The groups whose unread records this deletion removes, accepted through allow_unconsumed.
-        "unconsumed_groups": [
-            {"group": g.group, "unread_records": g.unread_records, "partitions": g.partitions}
-            for g in overridden
-        ],
-        "partitions": columns,
-        "specs": specs,
-    }
-
-
-def requested_partitions(
-    planned: Sequence[repo.PlannedPartition],
-) -> tuple[dict[str, list[Any]], list[dict[str, object] | None]]:
-    """The ``deletion.requested`` event's ``partitions``, column by column, and its ``specs``.
-
-    ``partitions`` maps ``topic``, ``partition``, ``requested_offset``, ``resolved_offset`` and ``spec``
-    to lists whose i-th entries are one partition, in request order; ``spec`` is an index into ``specs``,
-    the distinct offset specs (a request usually has one). At 10,000 partitions that encodes and hashes
-    several times faster than one object per partition (events written before 2026-11-23 list one object
-    per partition, with its spec)."""
-    specs: list[dict[str, object] | None] = []
-    by_object: dict[int, int] = {}  # planned partitions of one entry share their spec object
-    by_text: dict[str, int] = {}
-    indexes: list[int] = []
-    for p in planned:
-        index = by_object.get(id(p.spec))
-        if index is None:
-            text = canonical_json(p.spec)
-            if text not in by_text:
-                by_text[text] = len(specs)
-                specs.append(p.spec)
-            index = by_object[id(p.spec)] = by_text[text]
-        indexes.append(index)
-    columns: dict[str, list[Any]] = {
-        "topic": [p.partition.topic for p in planned],
-        "partition": [p.partition.partition for p in planned],
-        "requested_offset": [p.requested_offset for p in planned],
-        "resolved_offset": [p.resolved_offset for p in planned],
-        "spec": indexes,
-    }
-    return columns, specs

@@ -1,4 +1,5 @@
-"""Handing new deletions to this instance's executor in the transaction that stores them.
+"""Handing new deletions to this instance's executor in the transaction that stores them, through
+``app.domain.executor.ExecutorPort`` (``app.worker.executor.Executor`` implements it).
 
 Without it, the executor of the instance that accepted a deletion would wake up, claim the new rows in a
 transaction of its own (one UPDATE of every row, most of a second at 10,000 partitions) and only then
@@ -6,16 +7,16 @@ send. Instead the transaction that stores the deletion inserts its first ``claim
 already claimed by this instance's executor (``Lease``: in_progress, fence 1, first attempt, lease and
 deadline from now, what ``claim_due`` would write), gets them back from the insert as claims, and once it
 committed the executor sends them at once. A transaction that stores several deletions
-(``app.api.accepting``) takes one lease for all of them: their first ``claim_batch`` partitions together
-are stored claimed and the executor works them as one batch (one DeleteRecords per leader, each
-leader's outcomes written back as it answers). Every guarantee of claiming holds:
+(``app.services.deletions.intake``) takes one lease for all of them: their first ``claim_batch``
+partitions together are stored claimed and the executor works them as one batch (one DeleteRecords per
+leader, each leader's outcomes written back as it answers). Every guarantee of claiming holds:
 
 - another instance skips the rows while the lease runs, as any claimed row, and can only take them over
   with a claim of its own, which bumps the fence and so voids this instance's write-back;
 - a crash (or a stop) after the commit leaves them leased until the lease runs out, then any instance
   claims them and resends the same stored offsets; a rollback stores nothing and frees the batch slot;
 - instances without an executor (``serve --api-only``), or whose executor has no batch slot free, store
-  pending rows and wake their executor, as before; the rows beyond ``claim_batch`` stay pending for any
+  pending rows and wake their executor; the rows beyond ``claim_batch`` stay pending for any
   instance to claim.
 """
 
@@ -27,16 +28,14 @@ from collections.abc import AsyncIterator, Sequence
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.repositories import deletions as deletions_repo
-from app.adapters.db.repositories.acls import Requester
-from app.adapters.db.repositories.claims import Claim, Lease
 from app.adapters.db.repositories.deletions import NewDeletion
-from app.worker.executor import Executor
+from app.domain.executor import Claim, ExecutorPort, Lease, Requester
 
 
 class Handoff:
     """Stores new deletions (``create_deletions``) and, after the commit, hands them to the executor."""
 
-    def __init__(self, executor: Executor | None) -> None:
+    def __init__(self, executor: ExecutorPort | None) -> None:
         self._executor = executor
         self._lease: Lease | None = None
         self._claims: list[Claim] = []
@@ -72,7 +71,7 @@ class Handoff:
 
 
 @contextlib.asynccontextmanager
-async def handoff_to(executor: Executor | None) -> AsyncIterator[Handoff]:
+async def handoff_to(executor: ExecutorPort | None) -> AsyncIterator[Handoff]:
     """Around the transaction that stores new deletions (``Handoff.create_deletions`` inside it): on a
     normal exit (committed) the executor takes them, on an exception the reservation is given back."""
     handoff = Handoff(executor)

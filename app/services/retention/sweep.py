@@ -1,12 +1,14 @@
 """One sweep of a retention policy: read the cluster and the consumers, plan, submit, record.
 
-The deletion goes through the same path as ``POST /v1/deletions`` (``submit_deletion``): same checks,
-executor, statuses and audit, with ``reason: "policy <name>"``, as the policy's owner principal, so the
-owner's right to delete the topics is checked again at every sweep: first per matched topic (a topic the
-owner may no longer DELETE on is skipped with ``owner_not_authorized`` and the refusal audited, the other
-topics are still swept; the run is ``denied`` when that leaves nothing), then by the submission. The
-planner already bounded every partition by the policy's consumers, so the request sets
-``allow_unconsumed``: groups the policy leaves out were left out on purpose (with ``all_groups`` none is).
+The sweep submits a domain ``DeletionCommand`` (``submit_command``), which takes the same path as
+``POST /v1/deletions``: same checks, executor, statuses and audit, with ``reason: "policy <name>"``, as
+the policy's owner principal, so the owner's right to delete the topics is checked again at every sweep:
+first per matched topic (a topic the owner may no longer DELETE on is skipped with
+``owner_not_authorized`` and the refusal audited, the other topics are still swept; the run is
+``denied`` when that leaves nothing), then by the submission. The planner already bounded every
+partition by the policy's consumers, so the command sets ``allow_unconsumed`` and ``consumers_read``:
+the submission does not read the cluster's groups again, and groups the policy leaves out were left out
+on purpose (with ``all_groups`` none is).
 """
 
 from __future__ import annotations
@@ -23,10 +25,9 @@ from typing import Any
 from app.adapters.db.repositories import consumers as consumer_repo
 from app.adapters.db.retention_models import RetentionPolicy
 from app.adapters.db.session import read_session
-from app.api.deps import Services
-from app.api.schemas.deletions import DeletionCreate
-from app.api.submission import submit_deletion
 from app.auth import Principal
+from app.domain.commands import Cut, DeletionCommand
+from app.domain.executor import Requester
 from app.domain.ports import GroupInfo, TopicPartition
 from app.domain.retention import (
     ClusterView,
@@ -43,6 +44,8 @@ from app.domain.retention import (
 from app.errors import Forbidden, PurgeError
 from app.integrations.spark.checkpoint import CheckpointError, read_committed_offsets
 from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused, CheckpointRoots
+from app.runtime import Runtime
+from app.services.deletions.submission import submit_command
 
 log = logging.getLogger("kafka_purge.retention")
 
@@ -83,17 +86,17 @@ def owner_principal(policy: RetentionPolicy) -> Principal:
 
 
 async def matching_partitions(
-    services: Services, cluster: str, selector: TopicSelector
+    runtime: Runtime, cluster: str, selector: TopicSelector
 ) -> list[TopicPartition]:
-    topics = list(selector.names) if selector.names else await services.gateway.list_topics(cluster)
-    counts = await services.gateway.topic_partitions(cluster, selector.select(topics))
+    topics = list(selector.names) if selector.names else await runtime.gateway.list_topics(cluster)
+    counts = await runtime.gateway.topic_partitions(cluster, selector.select(topics))
     return [TopicPartition(t, p) for t, n in sorted(counts.items()) for p in range(n)]
 
 
 async def partition_offsets(
-    services: Services, cluster: str, partitions: Sequence[TopicPartition], min_age_seconds: int
+    runtime: Runtime, cluster: str, partitions: Sequence[TopicPartition], min_age_seconds: int
 ) -> dict[TopicPartition, PartitionOffsets]:
-    gateway = services.gateway
+    gateway = runtime.gateway
     starts, ends = await asyncio.gather(
         gateway.log_start_offsets(cluster, partitions), gateway.high_watermarks(cluster, partitions)
     )
@@ -109,19 +112,17 @@ async def partition_offsets(
     }
 
 
-async def _one_group(
-    services: Services, cluster: str, group: str, partitions: Sequence[TopicPartition]
-) -> Any:
+async def _one_group(runtime: Runtime, cluster: str, group: str, partitions: Sequence[TopicPartition]) -> Any:
     try:
-        return (await services.gateway.committed_offsets(cluster, [group], partitions)).get(group, {})
+        return (await runtime.gateway.committed_offsets(cluster, [group], partitions)).get(group, {})
     except (PurgeError, OSError) as exc:
         return exc
 
 
 async def group_positions(
-    services: Services, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
+    runtime: Runtime, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
 ) -> tuple[dict[str, dict[TopicPartition, int]], dict[str, str]]:
-    answers = await asyncio.gather(*(_one_group(services, cluster, g, partitions) for g in groups))
+    answers = await asyncio.gather(*(_one_group(runtime, cluster, g, partitions) for g in groups))
     offsets: dict[str, dict[TopicPartition, int]] = {}
     failed: dict[str, str] = {}
     for group, answer in zip(groups, answers, strict=True):
@@ -132,13 +133,11 @@ async def group_positions(
     return offsets, failed
 
 
-async def cluster_groups(
-    services: Services, cluster: str
-) -> tuple[list[str], list[GroupInfo], dict[str, str]]:
+async def cluster_groups(runtime: Runtime, cluster: str) -> tuple[list[str], list[GroupInfo], dict[str, str]]:
     """Every group and its description; on failure ``group:*`` is failed (any group might be a reader)."""
     try:
-        names = await services.gateway.list_groups(cluster)
-        described = await services.gateway.describe_groups(cluster, names)
+        names = await runtime.gateway.list_groups(cluster)
+        described = await runtime.gateway.describe_groups(cluster, names)
     except (PurgeError, OSError) as exc:
         return [], [], {"group:*": str(exc)}
     return names, list(described.values()), {}
@@ -163,9 +162,9 @@ def _merge_checkpoint(
 
 
 async def spark_positions(
-    services: Services, cluster: str, names: Sequence[str]
+    runtime: Runtime, cluster: str, names: Sequence[str]
 ) -> tuple[dict[str, dict[TopicPartition, int]], dict[str, str], list[str]]:
-    async with read_session(services.sessionmaker) as session:
+    async with read_session(runtime.sessionmaker) as session:
         rows = [c for c in await consumer_repo.list_consumers(session, cluster, names) if c.kind == "spark"]
         reported = await consumer_repo.positions(session, [c.id for c in rows])
     offsets: dict[str, dict[TopicPartition, int]] = {}
@@ -178,7 +177,7 @@ async def spark_positions(
                     _merge_checkpoint,
                     positions,
                     consumer.checkpoint_location,
-                    services.settings.spark.roots(),
+                    runtime.settings.spark.roots(),
                 )
             except (CheckpointError, OSError) as exc:
                 failed[f"spark:{consumer.name}"] = f"checkpoint unreadable: {exc}"
@@ -190,18 +189,18 @@ async def spark_positions(
 
 
 async def collect_view(
-    services: Services, policy: RetentionPolicy, rules: RetentionRules, partitions: Sequence[TopicPartition]
+    runtime: Runtime, policy: RetentionPolicy, rules: RetentionRules, partitions: Sequence[TopicPartition]
 ) -> tuple[ClusterView, list[str]]:
     cluster, chosen = policy.cluster, rules.consumers
-    offsets = await partition_offsets(services, cluster, partitions, rules.min_age_seconds)
+    offsets = await partition_offsets(runtime, cluster, partitions, rules.min_age_seconds)
     groups: list[GroupInfo] = []
     failed: dict[str, str] = {}
     group_names = list(chosen.groups)
     if chosen.all_groups:
-        names, groups, failed = await cluster_groups(services, cluster)
+        names, groups, failed = await cluster_groups(runtime, cluster)
         group_names = [g for g in names if not is_spark_source_group(g)]
-    group_offsets, group_failed = await group_positions(services, cluster, group_names, partitions)
-    spark_offsets, spark_failed, warnings = await spark_positions(services, cluster, chosen.spark)
+    group_offsets, group_failed = await group_positions(runtime, cluster, group_names, partitions)
+    spark_offsets, spark_failed, warnings = await spark_positions(runtime, cluster, chosen.spark)
     view = ClusterView(
         partitions=offsets,
         group_offsets=group_offsets,
@@ -212,35 +211,36 @@ async def collect_view(
     return view, warnings
 
 
-def deletion_request(policy: RetentionPolicy, cuts: dict[TopicPartition, int]) -> DeletionCreate:
-    body: dict[str, Any] = {
-        "cluster": policy.cluster,
-        "partitions": [
-            {"topic": tp.topic, "partition": tp.partition, "offset": o} for tp, o in sorted(cuts.items())
-        ],
-        "leader_only": policy.leader_only,
-        "reason": f"policy {policy.name}",
-    }
-    if "allow_unconsumed" in DeletionCreate.model_fields:
-        body["allow_unconsumed"] = True
-    return DeletionCreate.model_validate(body)
+def deletion_command(policy: RetentionPolicy, cuts: dict[TopicPartition, int]) -> DeletionCommand:
+    """The deletion a sweep submits: its cuts, as the policy's owner, with ``reason: "policy <name>"``.
+    Every cut is bounded by the policy's consumers (``consumers_read``); groups the policy leaves out
+    were left out on purpose, so unconsumed records are allowed."""
+    return DeletionCommand(
+        cluster=policy.cluster,
+        cuts=tuple(Cut(tp.topic, tp.partition, offset) for tp, offset in sorted(cuts.items())),
+        leader_only=policy.leader_only,
+        reason=f"policy {policy.name}",
+        as_whom=Requester(policy.owner, tuple(policy.owner_groups), policy.owner_host),
+        allow_unconsumed=True,
+        consumers_read=True,
+    )
 
 
 async def withhold_unauthorized(
-    services: Services, policy: RetentionPolicy, partitions: Sequence[TopicPartition]
+    runtime: Runtime, policy: RetentionPolicy, partitions: Sequence[TopicPartition]
 ) -> tuple[list[TopicPartition], dict[TopicPartition, Skip], str | None]:
     """The partitions whose topic the owner may still DELETE on; the others skipped with the reason, and
     the refusal (audited as ``authz.denied``) when there was one."""
     owner = owner_principal(policy)
     topics = sorted({tp.topic for tp in partitions})
-    revoked = await services.authorization.revoked_topics(
+    revoked = await runtime.authorization.revoked_topics(
         policy.cluster, owner.names, owner.client_host, topics
     )
     if not revoked:
         return list(partitions), {}, None
     refusal: str | None = None
     try:
-        await services.authorization.check_delete_topics(owner, policy.cluster, sorted(revoked))
+        await runtime.authorization.check_delete_topics(owner, policy.cluster, sorted(revoked))
     except Forbidden as exc:
         refusal = exc.detail
     skipped = {
@@ -253,22 +253,22 @@ async def withhold_unauthorized(
     return [tp for tp in partitions if tp.topic not in revoked], skipped, refusal
 
 
-async def sweep(services: Services, policy: RetentionPolicy) -> SweepResult:
+async def sweep(runtime: Runtime, policy: RetentionPolicy) -> SweepResult:
     """Plan one sweep of ``policy`` and submit its deletion; never raises for Kafka or policy trouble."""
     result = SweepResult(status="failed")
     try:
         rules = rules_of(policy)
-        matched = await matching_partitions(services, policy.cluster, rules.topics)
+        matched = await matching_partitions(runtime, policy.cluster, rules.topics)
         result.matched = len(matched)
-        partitions, withheld, refusal = await withhold_unauthorized(services, policy, matched)
+        partitions, withheld, refusal = await withhold_unauthorized(runtime, policy, matched)
         if partitions:
-            view, result.warnings = await collect_view(services, policy, rules, partitions)
+            view, result.warnings = await collect_view(runtime, policy, rules, partitions)
             result.plan = plan_sweep(rules, view)
         result.plan.skipped.update(withheld)
         if refusal is not None and not result.plan.deletions:
             result.status, result.error = "denied", refusal
             return result
-        cuts = dict(sorted(result.plan.deletions.items())[: services.settings.limits.max_partitions])
+        cuts = dict(sorted(result.plan.deletions.items())[: runtime.settings.limits.max_partitions])
         if len(cuts) < len(result.plan.deletions):
             result.warnings.append(
                 f"{len(result.plan.deletions) - len(cuts)} partition(s) left for the next sweep"
@@ -276,13 +276,8 @@ async def sweep(services: Services, policy: RetentionPolicy) -> SweepResult:
         if not cuts:
             result.status = "nothing_to_delete"
             return result
-        submission = await submit_deletion(
-            services,
-            deletion_request(policy, cuts),
-            principal=owner_principal(policy),
-            request_id=f"policy-{uuid.uuid4().hex[:16]}",
-            idempotency_key=None,
-        )
+        request_id = f"policy-{uuid.uuid4().hex[:16]}"
+        submission = await submit_command(runtime, deletion_command(policy, cuts), request_id=request_id)
         result.status, result.deletion_id = "submitted", submission.deletion.id
     except Forbidden as exc:
         result.status, result.error = "denied", exc.detail

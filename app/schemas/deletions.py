@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from app.api.schemas.specs import CutTime, GroupId
 from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.schemas.specs import CutTime, GroupId
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1

@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from app.api.schemas.deletions import INT64_MAX, TopicName
 from app.domain.retention import SPARK_GROUP_PREFIX
 from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
+from app.schemas.deletions import INT64_MAX, TopicName
 
 NAME_PATTERN = r"^[A-Za-z0-9._-]+$"
 ConsumerName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NAME_PATTERN)]

@@ -18,18 +18,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.adapters.db.retention_models import RetentionPolicy
-from app.api.deps import Services
 from app.auth import Principal
 from app.domain.acl import Operation
 from app.domain.retention import TopicSelector
 from app.errors import FieldError, NotFound, ValidationFailed
+from app.runtime import Runtime
 
 
 async def authorize_policy_topics(
-    services: Services, principal: Principal, cluster: str, topics: Mapping[str, Any], request_id: str
+    runtime: Runtime, principal: Principal, cluster: str, topics: Mapping[str, Any], request_id: str
 ) -> None:
     """DELETE on the topics a selection (as stored: prefix, regex or names) covers; raises Forbidden."""
-    authorization = services.authorization
+    authorization = runtime.authorization
     if topics.get("prefix") is not None:
         await authorization.check_delete_prefix(principal, cluster, topics["prefix"], request_id=request_id)
         return
@@ -42,16 +42,16 @@ async def authorize_policy_topics(
             raise ValidationFailed(
                 f"the policy's regex cannot be used: {exc}", errors=[FieldError("#/topics/regex", str(exc))]
             ) from None
-        names = set(selector.select(await services.gateway.list_topics(cluster)))
+        names = set(selector.select(await runtime.gateway.list_topics(cluster)))
     if names:
         await authorization.check_delete_topics(principal, cluster, sorted(names), request_id=request_id)
 
 
 async def authorize_policy_consumers(
-    services: Services, principal: Principal, cluster: str, consumers: Mapping[str, Any], request_id: str
+    runtime: Runtime, principal: Principal, cluster: str, consumers: Mapping[str, Any], request_id: str
 ) -> None:
     """DESCRIBE on every named group and Spark consumer (GROUP resources), or on CLUSTER for all groups."""
-    authorization = services.authorization
+    authorization = runtime.authorization
     if consumers.get("all_groups"):
         await authorization.check_cluster(principal, cluster, Operation.DESCRIBE, request_id=request_id)
         return
@@ -60,40 +60,40 @@ async def authorize_policy_consumers(
 
 
 async def authorize_coverage(
-    services: Services,
+    runtime: Runtime,
     principal: Principal,
     cluster: str,
     topics: Mapping[str, Any],
     consumers: Mapping[str, Any],
     request_id: str,
 ) -> None:
-    await authorize_policy_topics(services, principal, cluster, topics, request_id)
-    await authorize_policy_consumers(services, principal, cluster, consumers, request_id)
+    await authorize_policy_topics(runtime, principal, cluster, topics, request_id)
+    await authorize_policy_consumers(runtime, principal, cluster, consumers, request_id)
 
 
 async def visible_policies(
-    services: Services, principal: Principal, cluster: str, policies: Sequence[RetentionPolicy]
+    runtime: Runtime, principal: Principal, cluster: str, policies: Sequence[RetentionPolicy]
 ) -> list[RetentionPolicy]:
     """The policies the caller owns, or all of them with DESCRIBE on CLUSTER."""
-    if await services.authorization.may_on_cluster(principal, cluster, Operation.DESCRIBE):
+    if await runtime.authorization.may_on_cluster(principal, cluster, Operation.DESCRIBE):
         return list(policies)
     return [policy for policy in policies if policy.owner == principal.name]
 
 
 async def require_visible(
-    services: Services, principal: Principal, policy: RetentionPolicy | None, name: str, cluster: str
+    runtime: Runtime, principal: Principal, policy: RetentionPolicy | None, name: str, cluster: str
 ) -> RetentionPolicy:
     """The policy, or 404 when it does not exist or the caller may not see it."""
-    if policy is None or not await visible_policies(services, principal, cluster, [policy]):
+    if policy is None or not await visible_policies(runtime, principal, cluster, [policy]):
         raise NotFound(f"No policy {name!r} on {cluster!r}.")
     return policy
 
 
 async def authorize_management(
-    services: Services, principal: Principal, policy: RetentionPolicy, request_id: str
+    runtime: Runtime, principal: Principal, policy: RetentionPolicy, request_id: str
 ) -> None:
     """The owner may change or delete a policy; anyone else needs ALTER on CLUSTER (raises Forbidden)."""
     if policy.owner != principal.name:
-        await services.authorization.check_cluster(
+        await runtime.authorization.check_cluster(
             principal, policy.cluster, Operation.ALTER, request_id=request_id
         )

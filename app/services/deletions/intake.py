@@ -6,9 +6,10 @@ time. Instead a request whose checks and planning are done hands its deletion to
 ``AcceptBatcher`` and waits. The batcher stores all that is waiting in ONE transaction: the
 idempotency keys checked in one query, every deletion and its partitions, all ``deletion.requested``
 events in one append (in the order the requests arrived), and one executor lease for the lot
-(``app.worker.handoff``: after the commit the executor works their claimed partitions as one batch).
-Then each request gets its answer. While a transaction runs, new requests wait for the next one: at low
-load a request is stored alone and at once (no timer), under load one commit serves many.
+(``app.services.deletions.handoff``: after the commit the executor works their claimed partitions as
+one batch). Then each request gets its answer. While a transaction runs, new requests wait for the
+next one: at low load a request is stored alone and at once (no timer), under load one commit serves
+many.
 
 Every guarantee of a transaction of its own holds: a deletion and its audit event commit together, a
 request is answered only once its deletion is durable, nothing is accepted partially. An Idempotency-Key
@@ -35,9 +36,9 @@ from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events, rendered
+from app.domain.executor import ExecutorPort
 from app.metrics import accept_transactions_total, early_inserts_total
-from app.worker.executor import Executor
-from app.worker.handoff import handoff_to
+from app.services.deletions.handoff import handoff_to
 
 log = logging.getLogger("kafka_purge.api")
 
@@ -157,7 +158,7 @@ class AcceptBatcher:
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
-        executor: Executor | None,
+        executor: ExecutorPort | None,
         *,
         max_partitions: int,
     ) -> None:

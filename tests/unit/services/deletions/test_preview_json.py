@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.api.planning import Assessment, Plan
-from app.api.preview import _cut_time, _object_json, _partitions_json
 from app.audit import canonical_json
 from app.domain.impact import GroupImpact, PartitionImpact
 from app.domain.offsets import OffsetSpec, PlannedCut
 from app.domain.ports import TimeOffset, TopicPartition
+from app.services.deletions.assessment import Assessment
+from app.services.deletions.plan import Plan
+from app.services.deletions.preview import _cut_time, _object_json, _partitions_json
 
 NAMES = ["billing", 'quo"te', "back\\slash", "tab\there", "grüße-日本", "emoji-\U0001f600", "ctl-\x01"]
 

@@ -1,0 +1,42 @@
+"""What a running instance shares between its requests and its background work.
+
+``Runtime`` is opened once per process by ``app.worker.lifecycle.open_runtime``, the one function both
+the app's lifespan (``app.main``) and ``serve --workers-only`` (``app.worker.standalone``) use, so the
+two deployments cannot drift. It holds ports, not the worker: the executor is an ``ExecutorPort``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.audit.checkpoints import CheckpointKey, load_checkpoint_key
+from app.auth.acl_sources import AclSources
+from app.domain.executor import ExecutorPort
+from app.domain.ports import KafkaGateway
+from app.services.authorization import Authorization
+from app.services.deletions.intake import AcceptBatcher
+from app.settings import Settings
+
+
+@dataclass
+class Runtime:
+    """Settings, the database, the Kafka gateway, the authorization, this instance's executor (None in
+    ``serve --api-only``), the ACL sources, the intake and the audit checkpoint key."""
+
+    settings: Settings
+    sessionmaker: async_sessionmaker[AsyncSession]
+    gateway: KafkaGateway
+    authorization: Authorization
+    executor: ExecutorPort | None = None
+    acl_sources: AclSources | None = None
+    # Stores accepted deletions, several per transaction under load (``app.services.deletions.intake``).
+    intake: AcceptBatcher = field(init=False)
+    # Signs and checks audit checkpoints; None when no key is configured (checkpoints off).
+    audit_key: CheckpointKey | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        batch = self.settings.worker.claim_batch
+        self.intake = AcceptBatcher(self.sessionmaker, self.executor, max_partitions=batch)
+        self.audit_key = load_checkpoint_key(self.settings.audit)

@@ -1,0 +1,55 @@
+"""Cancelling a deletion: its partitions not yet sent to Kafka (pending and not claimed) are cancelled."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from app.adapters.db.repositories import deletion_reads as reads
+from app.adapters.db.repositories import deletions as repo
+from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
+from app.adapters.db.session import read_session, run_read, write_transaction
+from app.audit import append_event
+from app.auth import Principal
+from app.errors import Conflict
+from app.runtime import Runtime
+from app.services.deletions.visibility import visible_deletion
+
+
+async def cancel_deletion(
+    runtime: Runtime, principal: Principal, deletion_id: str, *, request_id: str, limit: int
+) -> tuple[DeletionRecord, FirstPartitions]:
+    """Cancel what of ``deletion_id`` still waits to be sent, with its ``deletion.cancelled`` event in the
+    same transaction; the deletion as changed and its first ``limit`` partitions.
+
+    404 when the caller may not see it, 403 (audited) when they may not cancel it, 409 when nothing
+    waits any more.
+    """
+    authorization = runtime.authorization
+    async with read_session(runtime.sessionmaker) as session:
+        seen = await visible_deletion(session, authorization, principal, deletion_id)
+    # Outside the write transaction: a refusal commits its own authz.denied event.
+    await authorization.check_cancel(principal, seen, request_id=request_id)
+    now = datetime.now(UTC)
+    async with write_transaction(runtime.sessionmaker) as session:
+        deletion = await visible_deletion(session, authorization, principal, deletion_id)
+        cancelled = await repo.cancel_pending(session, deletion.id, now)
+        if not cancelled:
+            raise Conflict("No partition of this deletion is still waiting to be sent.")
+        status = await repo.refresh_status(session, deletion, now)
+        await append_event(
+            session,
+            action="deletion.cancelled",
+            principal=principal.name,
+            client_host=principal.client_host,
+            request_id=request_id,
+            cluster=deletion.cluster,
+            deletion_id=deletion.id,
+            details={
+                "cancelled": [{"topic": t, "partition": p} for t, p in cancelled],
+                "status": status.value,
+            },
+            occurred_at=now,
+        )
+    changed = reads.record_of(deletion)
+    first = await run_read(runtime.sessionmaker, lambda c: reads.first_partitions(c, changed, limit))
+    return changed, first

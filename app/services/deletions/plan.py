@@ -1,0 +1,216 @@
+"""From a request's entries to concrete cuts: expand whole-topic entries, read the facts the specs need,
+resolve them (fail closed), and refuse compact-only and internal topics (``plan_checked``).
+
+What the cuts would leave unread by consumer groups is judged in ``app.services.deletions.assessment``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from app.adapters.db.repositories.deletions import PlannedPartition
+from app.domain.impact import (
+    TopicTraits,
+    is_compact_only,
+)
+from app.domain.offsets import Facts, PlannedCut, Problem, SpecEntry, expand, needed_facts, resolve
+from app.domain.ports import TimeOffset, TopicLayout, TopicPartition
+from app.errors import FieldError, ServiceUnavailable, ValidationFailed
+from app.runtime import Runtime
+from app.schemas.specs import entry_specs
+from app.services.deletions.request import DeletionRequest
+
+MAX_LISTED = 50
+CLEANUP_POLICY = "cleanup.policy"
+
+
+@dataclass(frozen=True)
+class Plan:
+    cuts: list[PlannedCut]
+    resolved: dict[TopicPartition, int]
+    specs: list[dict[str, object]]  # stored spec per request entry
+    traits: dict[str, TopicTraits]
+    times: dict[TopicPartition, TimeOffset]
+    layouts: dict[str, TopicLayout]
+
+    def partitions(self) -> list[PlannedPartition]:
+        resolved, specs, new = self.resolved, self.specs, tuple.__new__  # (named tuples built in C)
+        return [
+            new(PlannedPartition, (tp, spec.requested_offset, resolved[tp], specs[entry]))
+            for entry, tp, spec in self.cuts
+        ]
+
+
+def _refuse(problems: Sequence[Problem], summary: str, count_key: str = "problem_count") -> ValidationFailed:
+    errors = [FieldError(f"#/partitions/{p.index}", p.message) for p in problems[:MAX_LISTED]]
+    return ValidationFailed(summary, errors=errors, **{count_key: len(problems)})
+
+
+async def _traits(
+    runtime: Runtime,
+    cluster: str,
+    layouts: Mapping[str, TopicLayout],
+    *,
+    recent: bool = False,
+    early: Awaitable[dict[str, dict[str, str]] | None] | None = None,
+) -> dict[str, TopicTraits]:
+    """Each topic's traits; ``early``: its configs as read with the layouts (read now if it gives None)."""
+    topics = sorted(layouts)
+    configs = await early if early is not None else None
+    if configs is None:
+        configs = await runtime.gateway.topic_configs(cluster, topics, [CLEANUP_POLICY], recent=recent)
+    traits = {}
+    for topic in topics:
+        policy = configs.get(topic, {}).get(CLEANUP_POLICY, "delete")
+        traits[topic] = TopicTraits(
+            internal=layouts[topic].internal, compact_only=is_compact_only(policy), cleanup_policy=policy
+        )
+    return traits
+
+
+async def _early_configs(
+    runtime: Runtime, cluster: str, topics: Sequence[str], *, recent: bool
+) -> dict[str, dict[str, str]] | None:
+    """The topics' configs, asked before the metadata says they exist: None when they cannot be read
+    (DescribeConfigs fails for a topic that does not exist), to be read again once the topics are known."""
+    try:
+        return await runtime.gateway.topic_configs(cluster, topics, [CLEANUP_POLICY], recent=recent)
+    except ServiceUnavailable:
+        return None
+
+
+async def drop(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel the tasks still running and wait for them to end, their outcomes retrieved and discarded."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def empty() -> dict[Any, Any]:
+    return {}
+
+
+async def plan_request(runtime: Runtime, request: DeletionRequest, *, recent: bool = False) -> Plan:
+    """Every cut of the request resolved to a concrete offset; 422 listing what cannot be.
+
+    ``recent``: topic layouts and configs may come from a recent answer (``app.adapters.kafka.recent``);
+    an unknown topic or partition is looked up fresh before it is refused.
+
+    The metadata and the configs need only the topics' names: both are asked at once, and the entries
+    are built while the cluster answers. Whatever the configs read says about a topic that does not
+    exist, the answer is the 422 listing the unknown partitions."""
+    cluster, gateway = request.cluster, runtime.gateway
+    topics = sorted({entry.topic for entry in request.partitions})
+    layouts_read = asyncio.ensure_future(gateway.topic_layouts(cluster, topics, recent=recent))
+    configs_read = asyncio.ensure_future(_early_configs(runtime, cluster, topics, recent=recent))
+    try:
+        return await _plan(runtime, request, topics, layouts_read, configs_read, recent=recent)
+    finally:
+        await drop(layouts_read, configs_read)
+
+
+async def _plan(
+    runtime: Runtime,
+    request: DeletionRequest,
+    topics: list[str],
+    layouts_read: asyncio.Future[dict[str, TopicLayout]],
+    configs_read: asyncio.Future[dict[str, dict[str, str]] | None],
+    *,
+    recent: bool,
+) -> Plan:
+    cluster, gateway = request.cluster, runtime.gateway
+    # A task sends its request only once the loop runs it: when either read is in, both are out, and
+    # the entries are built while the other is answered.
+    reads: list[asyncio.Future[Any]] = [layouts_read, configs_read]
+    await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
+    specs, stored = entry_specs(request.partitions)
+    entries = [
+        SpecEntry(i, e.topic, e.partition, spec)
+        for i, (e, spec) in enumerate(zip(request.partitions, specs, strict=True))
+    ]
+    layouts = await layouts_read
+    cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
+    if recent and any(p.unknown for p in problems):
+        layouts = await gateway.topic_layouts(cluster, topics)
+        cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
+    if unknown := [p for p in problems if p.unknown]:
+        summary = f"{len(unknown)} partition(s) do not exist on cluster {cluster!r}."
+        raise _refuse(unknown, summary, "unknown_count")
+    if problems:
+        raise _refuse(problems, "Each (topic, partition) may appear only once, also through whole topics.")
+    if len(cuts) > runtime.settings.limits.max_partitions:
+        raise ValidationFailed(
+            f"The request names {len(cuts)} partitions; at most {runtime.settings.limits.max_partitions}.",
+            errors=[FieldError("#/partitions", "too many partitions after expanding whole topics")],
+        )
+    needed = needed_facts(cuts)
+    watermarks, times, committed, traits = await asyncio.gather(
+        gateway.high_watermarks(cluster, needed.high_watermarks) if needed.high_watermarks else empty(),
+        gateway.offsets_for_times(cluster, needed.times),
+        gateway.committed_offsets(cluster, needed.groups, needed.group_partitions),
+        _traits(runtime, cluster, layouts, recent=recent, early=configs_read),
+    )
+    resolved, problems = resolve(cuts, Facts(watermarks, times, committed))
+    if problems:
+        raise _refuse(
+            problems, f"{len(problems)} partition(s) cannot be resolved to an offset; nothing was accepted."
+        )
+    return Plan(cuts, resolved, stored, traits, times, layouts)
+
+
+def refuse_untouchable(plan: Plan) -> None:
+    """Compact-only and internal topics would only fail later at the broker: refuse them now."""
+    if problems := _untouchable(plan):
+        unique = list({p.index: p for p in problems}.values())
+        raise _refuse(unique, "Compact-only or internal topics cannot have records deleted.")
+
+
+def _untouchable(plan: Plan) -> list[Problem]:
+    problems = []
+    for cut in plan.cuts:
+        traits = plan.traits[cut.partition.topic]
+        if traits.internal:
+            problems.append(
+                Problem(cut.entry, f"{cut.partition.topic} is an internal topic; Kafka refuses it")
+            )
+        elif traits.compact_only:
+            problems.append(
+                Problem(
+                    cut.entry,
+                    f"{cut.partition.topic} has cleanup.policy={traits.cleanup_policy}; Kafka deletes "
+                    "records only when the policy includes delete (POLICY_VIOLATION)",
+                )
+            )
+    return problems
+
+
+def predicted_partitions(request: DeletionRequest) -> list[PlannedPartition] | None:
+    """What ``plan_deletion`` returns for ``request`` if the cluster accepts it, known without asking the
+    cluster when every entry names a partition and a concrete offset (the offset is then the cut); None
+    otherwise. Lets a large deletion be written while it is still being checked
+    (``app.services.deletions.intake``)."""
+    _, stored = entry_specs(request.partitions)
+    planned = []
+    new = tuple.__new__  # named tuples built in C
+    for entry, spec in zip(request.partitions, stored, strict=True):
+        partition, offset = entry.partition, entry.offset
+        if partition is None or offset is None or offset < 0:
+            return None
+        planned.append(
+            new(PlannedPartition, (new(TopicPartition, (entry.topic, partition)), offset, offset, spec))
+        )
+    return planned
+
+
+async def plan_checked(runtime: Runtime, request: DeletionRequest) -> Plan:
+    """The plan, refused (422) when it touches a compact-only or internal topic."""
+    # Whole-topic entries are expanded from fresh metadata: a partition added a moment ago is included.
+    recent = all(entry.partition is not None for entry in request.partitions)
+    plan = await plan_request(runtime, request, recent=recent)
+    if recent and _untouchable(plan):  # a recent policy never refuses on its own: ask again
+        plan = replace(plan, traits=await _traits(runtime, request.cluster, plan.layouts))
+    refuse_untouchable(plan)
+    return plan

@@ -1,0 +1,1 @@
+"""Retention: the sweep of a consumed-data policy, and who may manage policies and consumers."""

@@ -1,0 +1,89 @@
+"""Opening a ``Runtime`` and the background work beside it: one function for both deployments.
+
+The app's lifespan (``app.main``) and ``serve --workers-only`` (``app.worker.standalone``) both open
+their runtime here, so what runs in the background (the executor with its KIP-11 re-authorizer, the
+retention scheduler, the audit checkpointer) is the same in a single process and in a split deployment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.adapters.kafka.acls import KafkaAclReader
+from app.auth.authorization import build_authorization
+from app.domain.ports import KafkaGateway
+from app.runtime import Runtime
+from app.services.authorization import Authorization
+from app.settings import Settings
+from app.worker.checkpointer import AuditCheckpointer
+from app.worker.executor import Executor
+from app.worker.scheduler import RetentionScheduler
+
+
+@dataclass(frozen=True)
+class Workers:
+    """The background work of an instance; None where it does not run (``serve --api-only``)."""
+
+    executor: Executor | None
+    scheduler: RetentionScheduler | None
+    checkpointer: AuditCheckpointer | None
+
+
+@dataclass(frozen=True)
+class Opened:
+    runtime: Runtime
+    workers: Workers
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    gateway: KafkaGateway,
+    *,
+    run_workers: bool = True,
+    authorization: Authorization | None = None,
+) -> AsyncIterator[Opened]:
+    """The runtime over an open database and gateway, with the executor, the retention scheduler and the
+    audit checkpointer (when a signing key is configured) running unless ``run_workers`` is False.
+
+    ``authorization`` replaces the KIP-11 authorization of the requests (tests of other concerns); the
+    executor then re-authorizes nothing. Shut down in reverse: the last intake transaction's hand-off is
+    still sent before the executor stops.
+    """
+    async with contextlib.AsyncExitStack() as stack:
+        reader = KafkaAclReader(settings.clusters)
+        stack.push_async_callback(reader.close)
+        kip11 = build_authorization(settings, sessionmaker, reader)
+        reauthorizer = kip11 if authorization is None else None
+        executor = (
+            Executor(sessionmaker, gateway, settings, reauthorizer=reauthorizer) if run_workers else None
+        )
+        runtime = Runtime(settings, sessionmaker, gateway, authorization or kip11, executor, kip11.sources)
+        if executor is not None:
+            await executor.start()
+            stack.push_async_callback(executor.stop)
+        stack.push_async_callback(runtime.intake.close)
+        workers = Workers(executor, None, None)
+        if executor is not None:
+            workers = Workers(executor, *await _start_beside_executor(stack, runtime))
+        yield Opened(runtime, workers)
+
+
+async def _start_beside_executor(
+    stack: contextlib.AsyncExitStack, runtime: Runtime
+) -> tuple[RetentionScheduler, AuditCheckpointer | None]:
+    """Retention sweeps and audit checkpoints run where the executor runs."""
+    scheduler = RetentionScheduler(runtime)
+    await scheduler.start()
+    stack.push_async_callback(scheduler.stop)
+    checkpointer = None
+    if runtime.audit_key is not None:
+        checkpointer = AuditCheckpointer(runtime.sessionmaker, runtime.audit_key, runtime.settings.audit)
+        await checkpointer.start()
+        stack.push_async_callback(checkpointer.stop)
+    return scheduler, checkpointer

@@ -1,0 +1,1 @@
+"""Helpers shared by the test suites, imported as a package (``from helpers.authorization import ...``)."""
