@@ -12,8 +12,6 @@ insert does nothing), and an instance that finds a newer checkpoint than its own
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from datetime import UTC, datetime
 
@@ -25,6 +23,7 @@ from app.adapters.db.session import read_session, write_transaction
 from app.audit.checkpoints import Checkpoint, CheckpointKey, InvalidCheckpoint
 from app.audit.verify import GENESIS, Link, walk_chain
 from app.settings import AuditSettings
+from app.worker.periodic import Periodic
 
 log = logging.getLogger("kafka_purge.audit")
 
@@ -39,27 +38,15 @@ class AuditCheckpointer:
         self._key = key
         self._every_events = settings.checkpoint_every_events
         self._seconds = settings.checkpoint_seconds
-        self._tick = min(self._seconds, MAX_TICK_SECONDS)
-        self._task: asyncio.Task[None] | None = None
+        self._periodic = Periodic(
+            self.run_once, min(self._seconds, MAX_TICK_SECONDS), name="audit checkpointer", log=log
+        )
 
     async def start(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name="audit checkpointer")
+        await self._periodic.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.run_once()
-            except Exception:  # a database hiccup must not end the checkpoints
-                log.exception("audit checkpoint failed")
-            await asyncio.sleep(self._tick)
+        await self._periodic.stop()
 
     def _due(self, head: Link, last: AuditCheckpoint | None, now: datetime) -> bool:
         if head.id == 0 or (last is not None and last.event_id >= head.id):

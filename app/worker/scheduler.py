@@ -9,8 +9,6 @@ After a crash the lease expires and any instance takes the policy again.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from datetime import UTC, datetime
 
@@ -23,6 +21,7 @@ from app.audit import append_event
 from app.runtime import Runtime
 from app.services.retention.sweep import MAX_SKIPPED_LISTED, MAX_WARNINGS, SweepResult, sweep
 from app.worker.executor import default_instance_id
+from app.worker.periodic import Periodic
 
 log = logging.getLogger("kafka_purge.retention")
 
@@ -55,36 +54,22 @@ class RetentionScheduler:
         poll = runtime.settings.worker.poll_interval_seconds
         self._tick = tick_seconds if tick_seconds is not None else min(max(poll, 0.05), 1.0)
         self._lease_seconds = lease_seconds
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._periodic = Periodic(
+            self.run_once, self._tick, name=f"retention scheduler {self.instance_id}", log=log
+        )
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return self._periodic.running
 
     def wake(self) -> None:
-        self._wake.set()
+        self._periodic.wake()
 
     async def start(self) -> None:
-        if not self.running:
-            self._task = asyncio.create_task(self._run(), name=f"retention scheduler {self.instance_id}")
+        await self._periodic.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.run_once()
-            except Exception:  # a database hiccup must not end the scheduler
-                log.exception("retention scheduler tick failed")
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._tick)
+        await self._periodic.stop()
 
     async def _any_due(self, now: datetime) -> bool:
         query = (
