@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from app.adapters.db.repositories.claims import Claim
+from helpers.claims import claim
+
 from app.domain.deletions import PartitionStatus
 from app.worker.dispatch import group_claims
 from app.worker.retries import Policy
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 POLICIES = {"demo": Policy(200, 5_000, 500, 40_000), "other": Policy(200, 5_000, 500, 40_000)}
-BASE = Claim(
-    id=0,
-    deletion_id="a",
-    topic="orders",
-    partition=0,
-    resolved_offset=10,
-    status=PartitionStatus.IN_PROGRESS,
-    fence=1,
-    attempts=1,
-    deadline_at=NOW + timedelta(seconds=30),
-    cluster="demo",
-    leader_only=False,
-    timeout_ms=30_000,
-    request_id="r",
-)
+BASE = claim(NOW, deletion_id="a")
 
 
 def test_one_call_per_cluster_leader_only_and_wait() -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
+from helpers.claims import claim
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.adapters.db.repositories.claims import Claim
 from app.domain.deletions import PartitionStatus
+from app.domain.executor import Claim
 from app.domain.ports import PartitionOutcome
 from app.worker.retries import Policy, backoff_ms, broker_wait_ms, decide
 
@@ -17,21 +18,7 @@ NOW = datetime(2026, 11, 22, tzinfo=UTC)
 POLICY = Policy(
     backoff_initial_ms=200, backoff_max_ms=5_000, confirm_interval_ms=500, request_timeout_ms=40_000
 )
-CLAIM = Claim(
-    id=1,
-    deletion_id="d",
-    topic="orders",
-    partition=0,
-    resolved_offset=100,
-    status=PartitionStatus.IN_PROGRESS,
-    fence=3,
-    attempts=1,
-    deadline_at=NOW + timedelta(seconds=30),
-    cluster="demo",
-    leader_only=False,
-    timeout_ms=30_000,
-    request_id="r",
-)
+CLAIM = claim(NOW, id=1, resolved_offset=100, fence=3)
 
 
 def run(

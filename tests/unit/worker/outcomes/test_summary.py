@@ -4,32 +4,21 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from app.adapters.db.repositories.claims import Claim, LockedDeletion, PartitionUpdate
+from helpers.claims import claim
+
+from app.adapters.db.repositories.claims import LockedDeletion, PartitionUpdate
 from app.audit import canonical_json, canonical_object, rendered
 from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.executor import Claim
 from app.worker.outcomes import events, transaction
 from app.worker.outcomes.summary import SUMMARY_AHEAD_PARTITIONS, OutcomeSummary, summary_ahead
 
 NOW = datetime(2026, 11, 25, tzinfo=UTC)
 OWNER = "executor_vm:1:abc"
 TOPICS = ["b-x", "B", "a_b", "a-b", "Z", "ab", "a.b"]
-BASE = Claim(
-    id=0,
-    deletion_id="d1",
-    topic="orders",
-    partition=0,
-    resolved_offset=10,
-    status=PartitionStatus.IN_PROGRESS,
-    fence=3,
-    attempts=2,
-    deadline_at=NOW + timedelta(seconds=30),
-    cluster="demo",
-    leader_only=False,
-    timeout_ms=30_000,
-    request_id="r",
-)
+BASE = claim(NOW, deletion_id="d1", fence=3, attempts=2)
 
 
 def _claims(count: int, deletion_id: str = "d1") -> list[Claim]:
