@@ -32,10 +32,3 @@ accept_transactions_total = Counter(
     "Write transactions that stored accepted deletions (under load one stores several).",
     namespace=NAMESPACE,
 )
-early_inserts_total = Counter(
-    "early_inserts",
-    "Large deletions inserted while their request was still being checked, by how that ended "
-    "(committed, abandoned: the request was refused, failed: stored the usual way instead).",
-    ["outcome"],
-    namespace=NAMESPACE,
-)

@@ -26,7 +26,7 @@ import asyncio
 import dataclasses
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -35,9 +35,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import write_transaction
-from app.audit import NewEvent, append_events, rendered
+from app.audit import NewEvent, append_events
 from app.domain.executor import ExecutorPort
-from app.metrics import accept_transactions_total, early_inserts_total
+from app.metrics import accept_transactions_total
 from app.services.deletions.handoff import handoff_to
 
 log = logging.getLogger("kafka_purge.api")
@@ -72,84 +72,6 @@ class Stored:
 
 
 Waiting = tuple[Accepted, "asyncio.Future[Stored]"]
-# A deletion stored early (``AcceptBatcher.store_early``) has at least this many partitions: below it,
-# group commit with concurrent requests saves more than the overlap.
-EARLY_MIN_PARTITIONS = 1_000
-
-
-# The loop turns ``store_early`` lets pass before it predicts: enough for the reads started right after
-# it (metadata, configs, the group listing) to be on their sockets.
-READS_OUT_TURNS = 3
-# The loop turns an early insert's commit lets pass before the request is answered: enough for the
-# executor to group the claimed rows and write one DeleteRecords request per leader.
-SEND_TURNS = 3
-
-
-class Abandoned(Exception):
-    """The request of an early insert was refused (or is stored the usual way): roll the insert back."""
-
-
-# What an early insert stores if the checks pass: the deletion, its planned partitions, and its
-# ``deletion.requested`` event when no consumer group's unread records are overridden (made on demand).
-Prediction = tuple[Deletion, Sequence[repo.PlannedPartition], Callable[[], NewEvent]]
-
-
-class EarlyInsert:
-    """A deletion inserted in its own transaction while its request is still being checked; ``commit``
-    with its ``deletion.requested`` event once the checks passed, ``abandon`` otherwise."""
-
-    def __init__(
-        self,
-        task: asyncio.Task[Stored],
-        prediction: asyncio.Future[Prediction | None],
-        event: asyncio.Future[NewEvent | None],
-    ) -> None:
-        self._task, self._prediction, self._event = task, prediction, event
-
-    async def commit(
-        self,
-        planned: Sequence[repo.PlannedPartition],
-        event_for: Callable[[Deletion], NewEvent] | None = None,
-    ) -> Stored | None:
-        """Append the deletion's event and commit, if the checks planned what was inserted; None
-        otherwise, or when the early insert failed (store the deletion the usual way then: that also
-        answers an Idempotency-Key taken meanwhile). ``event_for`` makes the event when it is not the
-        predicted one (the checks overrode consumer groups); the predicted one is rendered while the
-        partitions are inserted."""
-        try:
-            prediction = await asyncio.shield(self._prediction)
-        except Abandoned:
-            prediction = None
-        except Exception:
-            log.warning("predicting a deletion's rows failed; storing it the usual way", exc_info=True)
-            prediction = None
-        if prediction is None or prediction[1] != planned:
-            await self.abandon()
-            return None
-        self._event.set_result(None if event_for is None else event_for(prediction[0]))
-        try:
-            stored = await self._task
-        except Abandoned:  # its Idempotency-Key was stored meanwhile: the usual way answers the replay
-            early_inserts_total.labels(outcome="abandoned").inc()
-            return None
-        except Exception:
-            log.warning("storing a deletion early failed; storing it the usual way", exc_info=True)
-            early_inserts_total.labels(outcome="failed").inc()
-            return None
-        early_inserts_total.labels(outcome="committed").inc()
-        # The executor took the claimed rows as the transaction committed: it puts them on the wire
-        # before this request's answer (a first page of up to 1,000 partitions) is built.
-        for _ in range(SEND_TURNS):
-            await asyncio.sleep(0)
-        return stored
-
-    async def abandon(self) -> None:
-        """Roll the insert back (the request was refused, or its checks planned other partitions)."""
-        if not self._event.done():
-            self._event.set_exception(Abandoned())
-        await asyncio.gather(self._task, return_exceptions=True)
-        if self._prediction.done() and not self._prediction.exception() and self._prediction.result():
-            early_inserts_total.labels(outcome="abandoned").inc()
 
 
 class AcceptBatcher:
@@ -166,7 +88,6 @@ class AcceptBatcher:
         self._executor = executor
         self._max_partitions = max_partitions
         self._waiting: deque[Waiting] = deque()
-        self._early = sessionmaker.kw["bind"].dialect.name == "postgresql"
         self._task: asyncio.Task[None] | None = None
 
     async def store(self, accepted: Accepted) -> Stored:
@@ -176,60 +97,6 @@ class AcceptBatcher:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name="accept batcher")
         return await future
-
-    def store_early(self, predict: Callable[[], Prediction | None]) -> EarlyInsert | None:
-        """Start inserting the deletion ``predict`` makes (with what its checks will plan if they pass;
-        None: the checks must tell) in a transaction of its own, to overlap the insert with the checks'
-        requests to the cluster. Only on PostgreSQL (SQLite would hold its single write lock meanwhile);
-        None otherwise. Until ``commit`` nothing is visible to anyone; the audit head is locked only then.
-        """
-        if not self._early:
-            return None
-        loop = asyncio.get_running_loop()
-        prediction: asyncio.Future[Prediction | None] = loop.create_future()
-        event: asyncio.Future[NewEvent | None] = loop.create_future()
-        task = asyncio.create_task(self._insert_early(predict, prediction, event), name="early insert")
-        return EarlyInsert(task, prediction, event)
-
-    def stores_early(self, partitions: int) -> bool:
-        """Whether ``store_early`` takes a deletion of that many partitions."""
-        return self._early and partitions >= EARLY_MIN_PARTITIONS
-
-    async def _insert_early(
-        self,
-        predict: Callable[[], Prediction | None],
-        prediction: asyncio.Future[Prediction | None],
-        event: asyncio.Future[NewEvent | None],
-    ) -> Stored:
-        # The request's reads to the cluster, started right after this task, go out first: the
-        # prediction is made while the cluster answers. A read reaches its socket a few steps of the
-        # event loop after it starts (its task, then the shared request's task): this task waits them out.
-        try:
-            for _ in range(READS_OUT_TURNS):
-                await asyncio.sleep(0)
-            predicted = predict()
-        except BaseException as exc:  # commit, waiting for the prediction, stores the deletion the usual way
-            prediction.set_exception(exc if isinstance(exc, Exception) else Abandoned("cancelled"))
-            raise
-        prediction.set_result(predicted)
-        if predicted is None:
-            raise Abandoned("nothing to insert before the checks")
-        deletion, planned, predicted_event = predicted
-        async with handoff_to(self._executor) as handoff, write_transaction(self._sessionmaker) as session:
-            key = key_of(deletion)
-            if key is not None and await repo.find_by_idempotency_keys(session, [key]):
-                raise Abandoned("Idempotency-Key already stored")
-            deletion.created_at = deletion.updated_at = datetime.now(UTC)
-            inserting = asyncio.ensure_future(handoff.create_deletions(session, [(deletion, planned)]))
-            try:
-                await asyncio.sleep(0)  # the INSERT goes out; the predicted event is rendered meanwhile
-                expected = rendered(predicted_event())
-            finally:
-                await inserting
-            requested = dataclasses.replace(await event or expected, occurred_at=deletion.created_at)
-            await append_events(session, [requested])
-        accept_transactions_total.inc()
-        return Stored(deletion, created=True)
 
     async def close(self) -> None:
         """Wait for the transaction under way (requests still waiting hold the server open anyway)."""

@@ -187,24 +187,6 @@ def _untouchable(plan: Plan) -> list[Problem]:
     return problems
 
 
-def predicted_partitions(request: DeletionRequest) -> list[PlannedPartition] | None:
-    """What ``plan_deletion`` returns for ``request`` if the cluster accepts it, known without asking the
-    cluster when every entry names a partition and a concrete offset (the offset is then the cut); None
-    otherwise. Lets a large deletion be written while it is still being checked
-    (``app.services.deletions.intake``)."""
-    _, stored = entry_specs(request.partitions)
-    planned = []
-    new = tuple.__new__  # named tuples built in C
-    for entry, spec in zip(request.partitions, stored, strict=True):
-        partition, offset = entry.partition, entry.offset
-        if partition is None or offset is None or offset < 0:
-            return None
-        planned.append(
-            new(PlannedPartition, (new(TopicPartition, (entry.topic, partition)), offset, offset, spec))
-        )
-    return planned
-
-
 async def plan_checked(runtime: Runtime, request: DeletionRequest) -> Plan:
     """The plan, refused (422) when it touches a compact-only or internal topic."""
     # Whole-topic entries are expanded from fresh metadata: a partition added a moment ago is included.

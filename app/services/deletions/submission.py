@@ -33,8 +33,7 @@ from app.metrics import deletions_accepted_total, partitions_accepted_total
 from app.runtime import Runtime
 from app.schemas.deletions import DeletionCreate
 from app.services.deletions.assessment import plan_deletion
-from app.services.deletions.intake import Accepted, EarlyInsert, Prediction, Stored
-from app.services.deletions.plan import predicted_partitions
+from app.services.deletions.intake import Accepted
 from app.services.deletions.request import DeletionRequest
 from app.services.deletions.requested import requested_details
 
@@ -135,25 +134,17 @@ async def _submit(runtime: Runtime, fields: _Fields, *, assess_consumers: bool =
     await runtime.authorization.check_delete_topics(
         principal, request.cluster, topics, request_id=fields.request_id
     )
-    early = _insert_early(runtime, fields)
+    planned, overridden = await plan_deletion(runtime, request, assess_consumers=assess_consumers)
+    deletion = _new_deletion(fields, planned)
     try:
-        planned, overridden = await plan_deletion(runtime, request, assess_consumers=assess_consumers)
-    except BaseException:
-        if early is not None:
-            await early.abandon()
-        raise
-    stored = await _commit_early(early, fields, planned, overridden)
-    if stored is None:
-        deletion = _new_deletion(fields, planned)
-        try:
-            stored = await runtime.intake.store(
-                Accepted(deletion, planned, _requested_event(fields, deletion, planned, overridden))
-            )
-        except IntegrityError:
-            # A concurrent request with the same key won the unique constraint; answer with its deletion.
-            if (winner := await _existing(runtime, principal, key)) is None:
-                raise
-            return _replay(winner, fingerprint)
+        stored = await runtime.intake.store(
+            Accepted(deletion, planned, _requested_event(fields, deletion, planned, overridden))
+        )
+    except IntegrityError:
+        # A concurrent request with the same key won the unique constraint; answer with its deletion.
+        if (winner := await _existing(runtime, principal, key)) is None:
+            raise
+        return _replay(winner, fingerprint)
     if not stored.created:
         return _replay(stored.deletion, fingerprint)
     deletions_accepted_total.inc()
@@ -172,36 +163,6 @@ class _Fields:
     key: str | None
     fingerprint: str | None
     timeout_ms: int = 0
-
-
-def _insert_early(runtime: Runtime, fields: _Fields) -> EarlyInsert | None:
-    """A large deletion of concrete offsets is inserted while the cluster is asked about it (its
-    partitions are known from the request alone); committed only if the checks pass and plan the same."""
-    if not runtime.intake.stores_early(len(fields.request.partitions)):
-        return None
-
-    def predict() -> Prediction | None:
-        predicted = predicted_partitions(fields.request)
-        if predicted is None:
-            return None
-        deletion = _new_deletion(fields, predicted)
-        return deletion, predicted, lambda: _requested_event(fields, deletion, predicted, ())
-
-    return runtime.intake.store_early(predict)
-
-
-async def _commit_early(
-    early: EarlyInsert | None,
-    fields: _Fields,
-    planned: list[repo.PlannedPartition],
-    overridden: Sequence[UnconsumedGroup],
-) -> Stored | None:
-    """The early insert committed with its event; None when there is none or it did not work out."""
-    if early is None:
-        return None
-    if not overridden:  # the event predicted with the insert holds
-        return await early.commit(planned)
-    return await early.commit(planned, lambda d: _requested_event(fields, d, planned, overridden))
 
 
 def _requested_event(
