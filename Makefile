@@ -28,10 +28,10 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 openapi: $(STAMP)
-	$(BIN)/python -m app.api.openapi > openapi/openapi.json
+	$(BIN)/python -m app.openapi > openapi/openapi.json
 
 openapi-check: $(STAMP)
-	$(BIN)/python -m app.api.openapi | diff -u openapi/openapi.json - \
+	$(BIN)/python -m app.openapi | diff -u openapi/openapi.json - \
 		|| (echo "openapi/openapi.json is out of date: run 'make openapi'" >&2; exit 1)
 
 pytest: $(STAMP)

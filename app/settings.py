@@ -18,6 +18,7 @@ from sqlalchemy.exc import ArgumentError
 
 from app.domain.authorizer import parse_super_users
 from app.integrations.spark.checkpoint_roots import CheckpointRoots, parse_checkpoint_roots
+from app.signing import SigningKey
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -118,9 +119,7 @@ class WorkerSettings(SettingsGroup):
 
 def _check_signing_key(text: str) -> None:
     """A key that cannot sign is refused at start-up (``ValueError`` naming the expected kinds)."""
-    from app.audit.checkpoints import CheckpointKey  # the audit package imports these settings
-
-    CheckpointKey(text)
+    SigningKey(text)
 
 
 class AuditSettings(SettingsGroup):

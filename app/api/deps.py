@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.session import read_session
 from app.api.problems import request_id_of
 from app.auth import PrincipalDep
-from app.runtime import Runtime
 from app.services.authorization import Authorization
+from app.services.runtime import Runtime
 
 
 # The small dependencies are coroutines on purpose: FastAPI runs a plain ``def`` dependency in a worker

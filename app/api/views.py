@@ -19,8 +19,8 @@ from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPar
 from app.api.pagination import encode_cursor
 from app.api.problems import invalid_parameter
 from app.domain.deletions import DeletionScope, PartitionStatus
-from app.runtime import Runtime
 from app.schemas.deletions import DeletionRead, DeletionSummary, PartitionRead
+from app.services.runtime import Runtime
 
 D = TypeVar("D", bound=DeletionScope)
 T = TypeVar("T")

@@ -6,6 +6,7 @@ prev_hash is 64 zeros. Signed checkpoints (``app.audit.checkpoints``) pin the ch
 that a copy kept outside the database reveals a rewrite or a truncation (``app.audit.verify``).
 """
 
+from app.audit import events
 from app.audit.canonical import GENESIS_HASH, canonical_json, canonical_object, chain_hash, rfc3339
 from app.audit.chain import (
     NewEvent,
@@ -29,6 +30,7 @@ __all__ = [
     "canonical_object",
     "chain_hash",
     "event_content",
+    "events",
     "load_checkpoint_key",
     "rendered",
     "rfc3339",

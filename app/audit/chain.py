@@ -226,21 +226,9 @@ async def append_events(session: AsyncSession, new_events: Sequence[NewEvent]) -
     return [draft.event for draft in drafts]
 
 
-async def append_event(
-    session: AsyncSession,
-    *,
-    action: str,
-    principal: str,
-    client_host: str | None,
-    request_id: str | None,
-    cluster: str | None,
-    deletion_id: str | None,
-    details: Mapping[str, Any],
-    occurred_at: datetime | None = None,
-) -> AuditEvent:
-    """Write the next event of the chain in ``session``'s transaction (not committed).
+async def append_event(session: AsyncSession, new: NewEvent) -> AuditEvent:
+    """Write ``new`` as the next event of the chain in ``session``'s transaction (not committed).
 
     The returned event is not attached to the session; it carries the stored values.
     """
-    new = NewEvent(action, principal, client_host, request_id, cluster, deletion_id, details, occurred_at)
     return (await append_events(session, [new]))[0]

@@ -16,17 +16,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from joserfc import jws
 from joserfc.errors import BadSignatureError, JoseError
-from joserfc.jwk import ECKey, OKPKey, import_key
+from joserfc.jwk import OKPKey
 
 from app.audit.canonical import canonical_json, rfc3339
-from app.settings import AuditSettings
+from app.signing import SigningKey
 
 CHECKPOINT_TYPE = "kafka-purge-audit-checkpoint"
-_ALGORITHMS = {("OKP", "Ed25519"): "Ed25519", ("EC", "P-256"): "ES256"}
 
 
 @dataclass(frozen=True)
@@ -50,36 +48,13 @@ class UnverifiedCheckpoint(InvalidCheckpoint):
     """A well-formed checkpoint whose signature does not verify under this service's key."""
 
 
-def _import(text: str) -> OKPKey | ECKey:
-    data: str | dict[str, Any] = text.strip()
-    if isinstance(data, str) and data.startswith("{"):
-        data = json.loads(data)
-    for key_type in ("OKP", "EC"):
-        if isinstance(data, dict) and data.get("kty") != key_type:
-            continue
-        try:
-            key = import_key(data, key_type)
-        except (JoseError, ValueError, TypeError):
-            continue
-        if isinstance(key, OKPKey | ECKey) and key.is_private:
-            return key
-    raise ValueError("the audit signing key must be an Ed25519 or P-256 private key (PEM or JWK)")
-
-
 class CheckpointKey:
     """The service's checkpoint signing key, and the verification of checkpoints against it."""
 
     def __init__(self, private_key: str) -> None:
-        self._key = _import(private_key)
-        crv = str(self._key.as_dict(private=False).get("crv"))
-        algorithm = _ALGORITHMS.get((self._key.key_type, crv))
-        if algorithm is None:
-            raise ValueError("the audit signing key must be an Ed25519 or P-256 private key")
-        self.algorithm = algorithm
-        self.key_id = self._key.thumbprint()
-
-    def public_jwk(self) -> dict[str, Any]:
-        return {**self._key.as_dict(private=False), "kid": self.key_id, "alg": self.algorithm, "use": "sig"}
+        signing = SigningKey(private_key)
+        self._key, self.algorithm, self.key_id = signing.key, signing.algorithm, signing.key_id
+        self.public_jwk = signing.public_jwk
 
     def sign(self, event_id: int, event_hash: str, signed_at: datetime) -> Checkpoint:
         payload = {"event_id": event_id, "event_hash": event_hash, "signed_at": rfc3339(signed_at)}
@@ -119,9 +94,9 @@ def _checkpoint(payload: bytes, key_id: str, token: str) -> Checkpoint:
     return Checkpoint(event_id, event_hash, signed_at, key_id, token)
 
 
-def load_checkpoint_key(settings: AuditSettings) -> CheckpointKey | None:
-    """The configured key, or None: then no checkpoints are signed (no key is ever made up here)."""
-    text = settings.signing_key_text()
+def load_checkpoint_key(text: str | None) -> CheckpointKey | None:
+    """The configured key (its text), or None: then no checkpoints are signed (no key is ever made up
+    here)."""
     return CheckpointKey(text) if text is not None else None
 
 

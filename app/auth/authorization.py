@@ -31,7 +31,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.session import write_transaction
-from app.audit import append_event
+from app.audit import append_event, events
+from app.audit.events import Actor
 from app.auth.acl_sources import AclReader, AclSources, KafkaAclSource, ServiceAclSource
 from app.auth.principal import Principal
 from app.domain.acl import CLUSTER_RESOURCE_NAME, Operation, ResourceType
@@ -193,15 +194,9 @@ class KafkaAclAuthorization:
     ) -> None:
         names = sorted(denied)
         async with write_transaction(self._sessionmaker) as session:
+            details = _denial_details(principal, operation, resource_type, denied)
             await append_event(
-                session,
-                action="authz.denied",
-                principal=principal.name,
-                client_host=principal.client_host,
-                request_id=request_id,
-                cluster=cluster,
-                deletion_id=None,
-                details=_denial_details(principal, operation, resource_type, denied),
+                session, events.authz_denied(Actor.of(principal, request_id), cluster, details)
             )
         shown = ", ".join(names[:MAX_NAMED]) + (", ..." if len(names) > MAX_NAMED else "")
         where = f" {resource_type.value.lower()}(s): {shown}" if names else " the audit trail"

@@ -44,7 +44,7 @@ _DESCRIPTIONS = {
 
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """``responses=`` for a route: each status documented with the Problem schema (the OpenAPI
-    post-processing in ``app.api.openapi`` files them under application/problem+json)."""
+    post-processing in ``app.openapi`` files them under application/problem+json)."""
     return {status: {"model": Problem, "description": _DESCRIPTIONS[status]} for status in statuses}
 
 

@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.kafka.acls import KafkaAclReader
 from app.auth.authorization import build_authorization
 from app.domain.ports import KafkaGateway
-from app.runtime import Runtime
 from app.services.authorization import Authorization
+from app.services.runtime import Runtime
 from app.settings import Settings
 from app.worker.checkpointer import AuditCheckpointer
 from app.worker.executor import Executor

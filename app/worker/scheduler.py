@@ -17,9 +17,10 @@ from sqlalchemy import select
 from app.adapters.db.repositories import policies as repo
 from app.adapters.db.retention_models import PolicyRun, RetentionPolicy
 from app.adapters.db.session import read_session, write_transaction
-from app.audit import append_event
-from app.runtime import Runtime
+from app.audit import append_event, events
+from app.audit.events import Actor
 from app.services.retention.sweep import MAX_SKIPPED_LISTED, MAX_WARNINGS, SweepResult, sweep
+from app.services.runtime import Runtime
 from app.worker.executor import default_instance_id
 from app.worker.periodic import Periodic
 
@@ -123,25 +124,18 @@ class RetentionScheduler:
         async with write_transaction(self._runtime.sessionmaker) as session:
             await repo.add_run(session, run)
             if result.status != "nothing_to_delete":
-                await append_event(
-                    session,
-                    action="policy.swept",
-                    principal=policy.owner,
-                    client_host=policy.owner_host,
-                    request_id=None,
-                    cluster=policy.cluster,
-                    deletion_id=result.deletion_id,
-                    details={
-                        "policy": policy.name,
-                        "run_id": run.id,
-                        "status": result.status,
-                        "partitions_planned": run.partitions_planned,
-                        "skip_counts": run.skip_counts,
-                        "warnings": warnings,
-                        "error": result.error,
-                    },
-                    occurred_at=finished,
-                )
+                owner = Actor(policy.owner, policy.owner_host)
+                details = {
+                    "policy": policy.name,
+                    "run_id": run.id,
+                    "status": result.status,
+                    "partitions_planned": run.partitions_planned,
+                    "skip_counts": run.skip_counts,
+                    "warnings": warnings,
+                    "error": result.error,
+                }
+                swept = events.policy_swept(owner, policy.cluster, result.deletion_id, details, finished)
+                await append_event(session, swept)
             await repo.release(session, policy.id, owner=self.instance_id, now=finished, ran=True)
         for warning in result.plan.warnings:
             log.warning("policy %s/%s: %s", policy.cluster, policy.name, warning)

@@ -30,7 +30,7 @@ def test_documented_names_reach_the_audit_group(monkeypatch: pytest.MonkeyPatch,
         PURGE_AUDIT_CHECKPOINT_SECONDS="5",
     )
     assert (settings.audit.checkpoint_every_events, settings.audit.checkpoint_seconds) == (50, 5)
-    key = load_checkpoint_key(settings.audit)
+    key = load_checkpoint_key(settings.audit.signing_key_text())
     assert key is not None
     assert key.key_id == CheckpointKey(key_file.read_text()).key_id
 
@@ -38,7 +38,7 @@ def test_documented_names_reach_the_audit_group(monkeypatch: pytest.MonkeyPatch,
 def test_without_a_key_no_checkpoints_are_signed(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = settings_from(monkeypatch)
     assert (settings.audit.checkpoint_every_events, settings.audit.checkpoint_seconds) == (1000, 60)
-    assert load_checkpoint_key(settings.audit) is None
+    assert load_checkpoint_key(settings.audit.signing_key_text()) is None
 
 
 def test_a_key_that_cannot_sign_is_refused_without_echoing_it(monkeypatch: pytest.MonkeyPatch) -> None:

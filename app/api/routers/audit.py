@@ -17,7 +17,6 @@ from app.audit import verify_chain
 from app.audit.checkpoints import MalformedCheckpoint
 from app.auth import PrincipalDep
 from app.errors import Conflict, FieldError, PurgeError, ValidationFailed
-from app.runtime import Runtime
 from app.schemas.audit import (
     CHECKPOINT_MAX_LENGTH,
     AuditEventRead,
@@ -28,6 +27,7 @@ from app.schemas.audit import (
     Rfc3339Time,
 )
 from app.schemas.common import PageLimit, problem_responses
+from app.services.runtime import Runtime
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=StrictJsonRoute)
 

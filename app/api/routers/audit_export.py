@@ -15,9 +15,9 @@ from app.adapters.db.session import read_session
 from app.api.deps import RuntimeDep
 from app.audit import event_content
 from app.auth import PrincipalDep
-from app.runtime import Runtime
 from app.schemas.audit import Rfc3339Time
 from app.schemas.common import problem_responses
+from app.services.runtime import Runtime
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 

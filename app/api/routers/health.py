@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from app.adapters.db.session import read_session
 from app.api.deps import RuntimeDep
-from app.runtime import Runtime
+from app.services.runtime import Runtime
 
 router = APIRouter(tags=["health"])
 CHECK_TIMEOUT_SECONDS = 2.0

@@ -23,9 +23,9 @@ from app.domain.impact import (
 )
 from app.domain.ports import GroupInfo, TopicPartition
 from app.errors import Conflict
-from app.runtime import Runtime
 from app.services.deletions.plan import Plan, drop, empty, plan_checked
 from app.services.deletions.request import DeletionRequest
+from app.services.runtime import Runtime
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,12 @@ from app.adapters.db.repositories import deletion_reads as reads
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
 from app.adapters.db.session import read_session, run_read, write_transaction
-from app.audit import append_event
+from app.audit import append_event, events
+from app.audit.events import Actor
 from app.auth import Principal
 from app.errors import Conflict
-from app.runtime import Runtime
 from app.services.deletions.visibility import visible_deletion
+from app.services.runtime import Runtime
 
 
 async def cancel_deletion(
@@ -36,20 +37,9 @@ async def cancel_deletion(
         if not cancelled:
             raise Conflict("No partition of this deletion is still waiting to be sent.")
         status = await repo.refresh_status(session, deletion, now)
-        await append_event(
-            session,
-            action="deletion.cancelled",
-            principal=principal.name,
-            client_host=principal.client_host,
-            request_id=request_id,
-            cluster=deletion.cluster,
-            deletion_id=deletion.id,
-            details={
-                "cancelled": [{"topic": t, "partition": p} for t, p in cancelled],
-                "status": status.value,
-            },
-            occurred_at=now,
-        )
+        actor = Actor.of(principal, request_id)
+        event = events.deletion_cancelled(actor, deletion.cluster, deletion.id, cancelled, status.value, now)
+        await append_event(session, event)
     changed = reads.record_of(deletion)
     first = await run_read(runtime.sessionmaker, lambda c: reads.first_partitions(c, changed, limit))
     return changed, first

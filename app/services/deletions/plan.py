@@ -19,9 +19,9 @@ from app.domain.impact import (
 from app.domain.offsets import Facts, PlannedCut, Problem, SpecEntry, expand, needed_facts, resolve
 from app.domain.ports import TimeOffset, TopicLayout, TopicPartition
 from app.errors import FieldError, ServiceUnavailable, ValidationFailed
-from app.runtime import Runtime
 from app.schemas.specs import entry_specs
 from app.services.deletions.request import DeletionRequest
+from app.services.runtime import Runtime
 
 MAX_LISTED = 50
 CLEANUP_POLICY = "cleanup.policy"

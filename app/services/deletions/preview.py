@@ -15,17 +15,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.adapters.db.session import write_transaction
-from app.audit import append_event, canonical_json
+from app.audit import append_event, canonical_json, events
+from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.impact import PartitionImpact, UnconsumedGroup, unconsumed_groups
 from app.domain.ports import TopicPartition
 from app.domain.timestamps import WINDOW, judge_cut, sample_start
 from app.errors import NotFound, PurgeError
 from app.gc_pause import collection_paused
-from app.runtime import Runtime
 from app.schemas.deletions import DeletionCreate
 from app.services.deletions.assessment import Assessment, assess
 from app.services.deletions.plan import Plan, plan_request, refuse_untouchable
+from app.services.runtime import Runtime
 
 MAX_SAMPLED = 1000
 
@@ -174,21 +175,19 @@ async def _preview(
     async with write_transaction(runtime.sessionmaker) as session:
         event = await append_event(
             session,
-            action="deletion.previewed",
-            principal=principal.name,
-            client_host=principal.client_host,
-            request_id=request_id,
-            cluster=request.cluster,
-            deletion_id=None,
-            details={
-                "reason": request.reason,
-                "leader_only": request.leader_only,
-                "partition_count": content["partition_count"],
-                "records_deleted": content["records_deleted"],
-                "refusals": refusals,
-                "unconsumed_groups": summary[:1000],
-                "preview_hash": digest,
-            },
-            occurred_at=datetime.now(UTC),
+            events.deletion_previewed(
+                Actor.of(principal, request_id),
+                request.cluster,
+                {
+                    "reason": request.reason,
+                    "leader_only": request.leader_only,
+                    "partition_count": content["partition_count"],
+                    "records_deleted": content["records_deleted"],
+                    "refusals": refusals,
+                    "unconsumed_groups": summary[:1000],
+                    "preview_hash": digest,
+                },
+                datetime.now(UTC),
+            ),
         )
     return encoded[:-1] + f',"audit_event_id":{event.id},"preview_hash":"{digest}"}}'.encode()

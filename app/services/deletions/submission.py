@@ -23,19 +23,20 @@ from sqlalchemy.exc import IntegrityError
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session
-from app.audit import NewEvent, canonical_json
+from app.audit import NewEvent, canonical_json, events
+from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.commands import DeletionCommand
 from app.domain.deletions import DeletionStatus
 from app.domain.impact import UnconsumedGroup
 from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
-from app.runtime import Runtime
 from app.schemas.deletions import DeletionCreate
 from app.services.deletions.assessment import plan_deletion
 from app.services.deletions.intake import Accepted
 from app.services.deletions.request import DeletionRequest
 from app.services.deletions.requested import requested_details
+from app.services.runtime import Runtime
 
 MAX_LISTED = 50
 
@@ -171,15 +172,9 @@ def _requested_event(
     planned: Sequence[repo.PlannedPartition],
     overridden: Sequence[UnconsumedGroup],
 ) -> NewEvent:
-    return NewEvent(
-        action="deletion.requested",
-        principal=fields.principal.name,
-        client_host=fields.principal.client_host,
-        request_id=fields.request_id,
-        cluster=fields.request.cluster,
-        deletion_id=deletion.id,
-        details=requested_details(fields.request, planned, fields.timeout_ms, fields.key, overridden),
-    )
+    details = requested_details(fields.request, planned, fields.timeout_ms, fields.key, overridden)
+    actor = Actor.of(fields.principal, fields.request_id)
+    return events.deletion_requested(actor, fields.request.cluster, deletion.id, details)
 
 
 def _new_deletion(fields: _Fields, planned: Sequence[repo.PlannedPartition]) -> Deletion:

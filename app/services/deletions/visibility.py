@@ -18,8 +18,8 @@ from app.adapters.db.session import run_read
 from app.auth import Principal
 from app.domain.deletions import DeletionScope
 from app.errors import NotFound
-from app.runtime import Runtime
 from app.services.authorization import Authorization
+from app.services.runtime import Runtime
 
 D = TypeVar("D", bound=DeletionScope)
 T = TypeVar("T")

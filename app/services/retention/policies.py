@@ -1,99 +1,179 @@
-"""Who may create, see, change and delete a retention policy (KIP-11 decisions through ``Authorization``).
+"""Consumed-data retention policies: create, read, change, delete, and the record of their sweeps.
 
-- create: DELETE on every topic the policy covers now (a prefix: a binding covering the whole prefix,
-  present and future topics; a regex: every topic matching now; names: each name) and DESCRIBE on
-  every consumer it names (Kafka groups and Spark consumers alike are GROUP resources; ``all_groups``
-  covers every group, so it needs DESCRIBE on CLUSTER);
-- see (get, list, runs): be the owner, or hold DESCRIBE on CLUSTER (ALTER implies it); any other caller
-  gets 404, and lists leave the policy out;
-- change or delete: be the owner or hold ALTER on CLUSTER (403, audited, for a caller who may see the
-  policy), and for a change of its topics or consumers also the create checks on what the changed
-  policy covers. The owner never
-  changes: sweeps keep running with the owner's rights, re-authorized at every sweep.
+Who may do what is ``app.services.retention.policy_access``; every change is audited in its transaction
+with the policy as it stands after the change. A policy's sweeps run as its owner, who never changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from app.adapters.db.retention_models import RetentionPolicy
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.adapters.db.repositories import policies as repo
+from app.adapters.db.retention_models import PolicyRun, RetentionPolicy
+from app.adapters.db.session import read_session, write_transaction
+from app.audit import NewEvent, append_event, events
+from app.audit.events import Actor
 from app.auth import Principal
-from app.domain.acl import Operation
-from app.domain.retention import TopicSelector
-from app.errors import FieldError, NotFound, ValidationFailed
-from app.runtime import Runtime
+from app.errors import Conflict, NotFound
+from app.schemas.retention import ConsumerChoice, Consumers, PolicyCreate, PolicyRead, PolicyUpdate
+from app.services.retention.consumers import known_cluster
+from app.services.retention.policy_access import (
+    authorize_coverage,
+    authorize_management,
+    require_visible,
+    visible_policies,
+)
+from app.services.runtime import Runtime
 
 
-async def authorize_policy_topics(
-    runtime: Runtime, principal: Principal, cluster: str, topics: Mapping[str, Any], request_id: str
-) -> None:
-    """DELETE on the topics a selection (as stored: prefix, regex or names) covers; raises Forbidden."""
-    authorization = runtime.authorization
-    if topics.get("prefix") is not None:
-        await authorization.check_delete_prefix(principal, cluster, topics["prefix"], request_id=request_id)
-        return
-    if topics.get("names"):
-        names = set(topics["names"])
-    else:
-        try:
-            selector = TopicSelector(regex=topics.get("regex"))
-        except ValueError as exc:  # a stored regex from before RE2: the caller must give a new selection
-            raise ValidationFailed(
-                f"the policy's regex cannot be used: {exc}", errors=[FieldError("#/topics/regex", str(exc))]
-            ) from None
-        names = set(selector.select(await runtime.gateway.list_topics(cluster)))
-    if names:
-        await authorization.check_delete_topics(principal, cluster, sorted(names), request_id=request_id)
+def policy_read(policy: RetentionPolicy) -> PolicyRead:
+    fields = {k: getattr(policy, k) for k in PolicyRead.model_fields if k != "consumers"}
+    consumers: Any = "all_groups" if policy.consumers.get("all_groups") else policy.consumers
+    return PolicyRead.model_validate({**fields, "consumers": consumers})
 
 
-async def authorize_policy_consumers(
-    runtime: Runtime, principal: Principal, cluster: str, consumers: Mapping[str, Any], request_id: str
-) -> None:
-    """DESCRIBE on every named group and Spark consumer (GROUP resources), or on CLUSTER for all groups."""
-    authorization = runtime.authorization
-    if consumers.get("all_groups"):
-        await authorization.check_cluster(principal, cluster, Operation.DESCRIBE, request_id=request_id)
-        return
-    groups: Sequence[str] = sorted({*consumers.get("groups", ()), *consumers.get("spark", ())})
-    await authorization.check_groups(principal, cluster, Operation.DESCRIBE, groups, request_id=request_id)
+def _consumers_json(consumers: Consumers) -> dict[str, Any]:
+    if isinstance(consumers, ConsumerChoice):
+        return {"groups": list(consumers.groups), "spark": list(consumers.spark)}
+    return {"all_groups": True}
 
 
-async def authorize_coverage(
-    runtime: Runtime,
-    principal: Principal,
-    cluster: str,
-    topics: Mapping[str, Any],
-    consumers: Mapping[str, Any],
-    request_id: str,
-) -> None:
-    await authorize_policy_topics(runtime, principal, cluster, topics, request_id)
-    await authorize_policy_consumers(runtime, principal, cluster, consumers, request_id)
+def _details(policy: RetentionPolicy) -> Mapping[str, Any]:
+    return {"policy": policy.name, **policy_read(policy).model_dump(mode="json", exclude={"cluster", "name"})}
 
 
-async def visible_policies(
-    runtime: Runtime, principal: Principal, cluster: str, policies: Sequence[RetentionPolicy]
-) -> list[RetentionPolicy]:
-    """The policies the caller owns, or all of them with DESCRIBE on CLUSTER."""
-    if await runtime.authorization.may_on_cluster(principal, cluster, Operation.DESCRIBE):
-        return list(policies)
-    return [policy for policy in policies if policy.owner == principal.name]
+def _new_policy(cluster: str, body: PolicyCreate, principal: Principal, now: datetime) -> RetentionPolicy:
+    return RetentionPolicy(
+        id=str(uuid.uuid4()),
+        cluster=cluster,
+        name=body.name,
+        topics=body.topics.model_dump(exclude_none=True),
+        consumers=_consumers_json(body.consumers),
+        min_age_seconds=body.min_age_seconds,
+        min_records=body.min_records,
+        interval_seconds=body.interval_seconds,
+        leader_only=body.leader_only,
+        enabled=body.enabled,
+        owner=principal.name,
+        owner_groups=list(principal.groups),
+        owner_host=principal.client_host[:64],
+        created_at=now,
+        updated_at=now,
+        last_run_at=None,
+        next_run_at=now,
+    )
 
 
-async def require_visible(
-    runtime: Runtime, principal: Principal, policy: RetentionPolicy | None, name: str, cluster: str
+async def create_policy(
+    runtime: Runtime, principal: Principal, cluster: str, body: PolicyCreate, *, request_id: str
 ) -> RetentionPolicy:
-    """The policy, or 404 when it does not exist or the caller may not see it."""
-    if policy is None or not await visible_policies(runtime, principal, cluster, [policy]):
+    """Create a policy; needs DELETE on the topics it covers and DESCRIBE on its consumers."""
+    known_cluster(runtime, cluster)
+    policy = _new_policy(cluster, body, principal, datetime.now(UTC))
+    await authorize_coverage(runtime, principal, cluster, policy.topics, policy.consumers, request_id)
+    taken = Conflict(f"Policy {body.name!r} already exists on {cluster!r}.")
+    try:
+        async with write_transaction(runtime.sessionmaker) as session:
+            if await repo.get_policy(session, cluster, body.name) is not None:
+                raise taken
+            session.add(policy)
+            await session.flush()
+            actor = Actor.of(principal, request_id)
+            await append_event(session, events.policy_created(actor, cluster, _details(policy)))
+    except IntegrityError:
+        raise taken from None
+    return policy
+
+
+async def list_policies(runtime: Runtime, principal: Principal, cluster: str) -> list[RetentionPolicy]:
+    """The policies of ``cluster`` the caller owns, or all of them with DESCRIBE on CLUSTER."""
+    known_cluster(runtime, cluster)
+    async with read_session(runtime.sessionmaker) as session:
+        policies = await repo.list_policies(session, cluster)
+    return await visible_policies(runtime, principal, cluster, policies)
+
+
+async def get_policy(runtime: Runtime, principal: Principal, cluster: str, name: str) -> RetentionPolicy:
+    """The policy, or 404 when there is none or the caller may not see it."""
+    known_cluster(runtime, cluster)
+    async with read_session(runtime.sessionmaker) as session:
+        policy = await repo.get_policy(session, cluster, name)
+    return await require_visible(runtime, principal, policy, name, cluster)
+
+
+async def _stored(session: AsyncSession, cluster: str, name: str) -> RetentionPolicy:
+    """The policy inside a write transaction, after the caller was authorized for it (gone since: 404)."""
+    policy = await repo.get_policy(session, cluster, name)
+    if policy is None:
         raise NotFound(f"No policy {name!r} on {cluster!r}.")
     return policy
 
 
-async def authorize_management(
-    runtime: Runtime, principal: Principal, policy: RetentionPolicy, request_id: str
+def _apply_update(policy: RetentionPolicy, body: PolicyUpdate, now: datetime) -> None:
+    changes = body.model_dump(exclude_unset=True)
+    if body.topics is not None:
+        policy.topics = body.topics.model_dump(exclude_none=True)
+    if body.consumers is not None:
+        policy.consumers = _consumers_json(body.consumers)
+    for field in ("min_age_seconds", "min_records", "interval_seconds", "leader_only", "enabled"):
+        if changes.get(field) is not None:
+            setattr(policy, field, changes[field])
+    # The owner stays: sweeps keep the owner's rights (re-checked at every sweep), whoever changed it.
+    policy.updated_at = policy.next_run_at = now
+
+
+async def update_policy(
+    runtime: Runtime, principal: Principal, cluster: str, name: str, body: PolicyUpdate, *, request_id: str
+) -> RetentionPolicy:
+    """Change a policy: its owner or ALTER on CLUSTER, and a change of its topics or consumers also the
+    create checks on what the changed policy covers."""
+    current = await get_policy(runtime, principal, cluster, name)
+    await authorize_management(runtime, principal, current, request_id)
+    if body.topics is not None or body.consumers is not None:
+        # Schedule and thresholds are management alone; what it covers is asked as for a new policy.
+        topics = body.topics.model_dump(exclude_none=True) if body.topics is not None else current.topics
+        consumers = _consumers_json(body.consumers) if body.consumers is not None else current.consumers
+        await authorize_coverage(runtime, principal, cluster, topics, consumers, request_id)
+    async with write_transaction(runtime.sessionmaker) as session:
+        policy = await _stored(session, cluster, name)
+        _apply_update(policy, body, datetime.now(UTC))
+        await session.flush()
+        await append_event(session, _changed(events.policy_updated, principal, request_id, policy))
+    return policy
+
+
+async def delete_policy(
+    runtime: Runtime, principal: Principal, cluster: str, name: str, *, request_id: str
 ) -> None:
-    """The owner may change or delete a policy; anyone else needs ALTER on CLUSTER (raises Forbidden)."""
-    if policy.owner != principal.name:
-        await runtime.authorization.check_cluster(
-            principal, policy.cluster, Operation.ALTER, request_id=request_id
-        )
+    """Delete a policy and its run history (the audit trail keeps what it did); its owner or ALTER on
+    CLUSTER."""
+    current = await get_policy(runtime, principal, cluster, name)
+    await authorize_management(runtime, principal, current, request_id)
+    async with write_transaction(runtime.sessionmaker) as session:
+        policy = await _stored(session, cluster, name)
+        await append_event(session, _changed(events.policy_deleted, principal, request_id, policy))
+        await session.delete(policy)
+
+
+def _changed(
+    build: Callable[[Actor, str, Mapping[str, Any]], NewEvent],
+    principal: Principal,
+    request_id: str,
+    policy: RetentionPolicy,
+) -> NewEvent:
+    return build(Actor.of(principal, request_id), policy.cluster, _details(policy))
+
+
+async def list_runs(
+    runtime: Runtime, principal: Principal, cluster: str, name: str, *, before: int | None, limit: int
+) -> Sequence[PolicyRun]:
+    """The policy's sweeps, newest first (older than ``before``); visible to whoever may see the policy."""
+    policy = await get_policy(runtime, principal, cluster, name)
+    async with read_session(runtime.sessionmaker) as session:
+        return await repo.list_runs(session, policy.id, before_id=before, limit=limit)

@@ -44,8 +44,8 @@ from app.domain.retention import (
 from app.errors import Forbidden, PurgeError
 from app.integrations.spark.checkpoint import CheckpointError, read_committed_offsets
 from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused, CheckpointRoots
-from app.runtime import Runtime
 from app.services.deletions.submission import submit_command
+from app.services.runtime import Runtime
 
 log = logging.getLogger("kafka_purge.retention")
 

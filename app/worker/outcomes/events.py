@@ -16,10 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
-from app.audit import NewEvent, canonical_json, canonical_object
+from app.audit import NewEvent, canonical_json, canonical_object, events
 from app.domain.deletions import DeletionStatus, PartitionStatus
-
-EXECUTOR_PRINCIPAL = "Service:kafka-purge-executor"
 
 
 def failure_events(
@@ -34,14 +32,11 @@ def failure_events(
 
 
 def failure_event(claim: Claim, update: PartitionUpdate, owner: str) -> NewEvent:
-    return NewEvent(
-        action="deletion.partition_failed",
-        principal=EXECUTOR_PRINCIPAL,
-        client_host=None,
-        request_id=claim.request_id,
-        cluster=claim.cluster,
-        deletion_id=claim.deletion_id,
-        details={
+    return events.deletion_partition_failed(
+        claim.request_id,
+        claim.cluster,
+        claim.deletion_id,
+        {
             "topic": claim.topic,
             "partition": claim.partition,
             "resolved_offset": claim.resolved_offset,
@@ -63,14 +58,11 @@ def completion_event(
     outcomes: dict[str, list[Any]],
     owner: str,
 ) -> NewEvent:
-    return NewEvent(
-        action="deletion.completed",
-        principal=EXECUTOR_PRINCIPAL,
-        client_host=None,
-        request_id=sample.request_id,
-        cluster=sample.cluster,
-        deletion_id=sample.deletion_id,
-        details={
+    return events.deletion_completed(
+        sample.request_id,
+        sample.cluster,
+        sample.deletion_id,
+        {
             "status": status.value,
             "counts": {s.value: n for s, n in sorted(counts.items())},
             "worker": owner,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.api.openapi import document
+from app.openapi import document
 
 COMMITTED = Path(__file__).resolve().parents[3] / "openapi" / "openapi.json"
 UNAUTHENTICATED = {"/healthz", "/readyz", "/metrics"}

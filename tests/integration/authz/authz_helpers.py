@@ -9,7 +9,7 @@ import httpx
 from aiokafka import AIOKafkaProducer
 from fastapi import FastAPI
 
-from app.runtime import Runtime
+from app.services.runtime import Runtime
 from app.settings import Settings
 from app.worker import Executor
 

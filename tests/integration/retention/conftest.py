@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from app.runtime import Runtime
+from app.services.runtime import Runtime
 from app.settings import Settings, SparkSettings
 from app.worker import Executor
 from app.worker.scheduler import RetentionScheduler

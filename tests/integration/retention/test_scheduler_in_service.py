@@ -9,7 +9,7 @@ import httpx
 import pytest
 from retention_helpers import policy_body, wait_until
 
-from app.runtime import Runtime
+from app.services.runtime import Runtime
 from app.worker.standalone import standalone_workers
 
 

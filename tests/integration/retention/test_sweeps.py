@@ -12,7 +12,7 @@ from kafka_records import produce
 from retention_helpers import commit, policy_body, progress_body, wait_until
 
 from app.domain.ports import TopicPartition
-from app.runtime import Runtime
+from app.services.runtime import Runtime
 from app.worker import Executor
 from app.worker.scheduler import RetentionScheduler
 

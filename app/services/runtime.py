@@ -39,4 +39,4 @@ class Runtime:
     def __post_init__(self) -> None:
         batch = self.settings.worker.claim_batch
         self.intake = AcceptBatcher(self.sessionmaker, self.executor, max_partitions=batch)
-        self.audit_key = load_checkpoint_key(self.settings.audit)
+        self.audit_key = load_checkpoint_key(self.settings.audit.signing_key_text())

@@ -1,0 +1,125 @@
+"""One builder per audit action: each returns the :class:`~app.audit.chain.NewEvent` to append.
+
+The action names (dotted verbs) and which fields each event fills live here only; callers give who acted
+(:class:`Actor`), where, and what the action's details are. Details that take a module of their own to
+make (a deletion's request, its completion summary, a preview) are made there and passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from app.audit.chain import NewEvent
+
+# The principal of the events the executor writes on its own (a partition failed, a deletion ended).
+EXECUTOR_PRINCIPAL = "Service:kafka-purge-executor"
+
+
+class Caller(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def client_host(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acted: the principal, the address the request came from, the request's id."""
+
+    principal: str
+    client_host: str | None = None
+    request_id: str | None = None
+
+    @classmethod
+    def of(cls, caller: Caller, request_id: str | None) -> Actor:
+        return cls(caller.name, caller.client_host, request_id)
+
+
+def _event(
+    action: str,
+    actor: Actor,
+    cluster: str | None,
+    details: Mapping[str, Any],
+    *,
+    deletion_id: str | None = None,
+    at: datetime | None = None,
+) -> NewEvent:
+    return NewEvent(
+        action, actor.principal, actor.client_host, actor.request_id, cluster, deletion_id, details, at
+    )
+
+
+def authz_denied(actor: Actor, cluster: str | None, details: Mapping[str, Any]) -> NewEvent:
+    return _event("authz.denied", actor, cluster, details)
+
+
+def deletion_requested(actor: Actor, cluster: str, deletion_id: str, details: Mapping[str, Any]) -> NewEvent:
+    return _event("deletion.requested", actor, cluster, details, deletion_id=deletion_id)
+
+
+def deletion_previewed(actor: Actor, cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
+    return _event("deletion.previewed", actor, cluster, details, at=at)
+
+
+def deletion_cancelled(
+    actor: Actor,
+    cluster: str,
+    deletion_id: str,
+    cancelled: Sequence[tuple[str, int]],
+    status: str,
+    at: datetime,
+) -> NewEvent:
+    details = {"cancelled": [{"topic": t, "partition": p} for t, p in cancelled], "status": status}
+    return _event("deletion.cancelled", actor, cluster, details, deletion_id=deletion_id, at=at)
+
+
+def deletion_partition_failed(
+    request_id: str | None, cluster: str, deletion_id: str, details: Mapping[str, Any]
+) -> NewEvent:
+    executor = Actor(EXECUTOR_PRINCIPAL, None, request_id)
+    return _event("deletion.partition_failed", executor, cluster, details, deletion_id=deletion_id)
+
+
+def deletion_completed(
+    request_id: str | None, cluster: str, deletion_id: str, details: Mapping[str, Any]
+) -> NewEvent:
+    executor = Actor(EXECUTOR_PRINCIPAL, None, request_id)
+    return _event("deletion.completed", executor, cluster, details, deletion_id=deletion_id)
+
+
+def acl_created(actor: Actor, cluster: str, bindings: Sequence[Mapping[str, Any]]) -> NewEvent:
+    return _event("acl.created", actor, cluster, {"bindings": list(bindings)})
+
+
+def acl_deleted(actor: Actor, cluster: str, bindings: Sequence[Mapping[str, Any]]) -> NewEvent:
+    return _event("acl.deleted", actor, cluster, {"bindings": list(bindings)})
+
+
+def policy_created(actor: Actor, cluster: str, policy: Mapping[str, Any]) -> NewEvent:
+    return _event("policy.created", actor, cluster, policy)
+
+
+def policy_updated(actor: Actor, cluster: str, policy: Mapping[str, Any]) -> NewEvent:
+    return _event("policy.updated", actor, cluster, policy)
+
+
+def policy_deleted(actor: Actor, cluster: str, policy: Mapping[str, Any]) -> NewEvent:
+    return _event("policy.deleted", actor, cluster, policy)
+
+
+def policy_swept(
+    owner: Actor, cluster: str, deletion_id: str | None, details: Mapping[str, Any], at: datetime
+) -> NewEvent:
+    return _event("policy.swept", owner, cluster, details, deletion_id=deletion_id, at=at)
+
+
+def consumer_registered(actor: Actor, cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
+    return _event("consumer.registered", actor, cluster, details, at=at)
+
+
+def consumer_query_changed(actor: Actor, cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
+    return _event("consumer.query_changed", actor, cluster, details, at=at)
