@@ -1,15 +1,12 @@
-"""FastAPI dependencies as small Annotated aliases: the runtime, a read session, the request id, the
-authorization."""
+"""FastAPI dependencies as small Annotated aliases: the runtime, the request id, the authorization.
+Routers open no database session: the services do."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, Request
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.adapters.db.session import read_session
 from app.api.problems import request_id_of
 from app.auth import PrincipalDep
 from app.services.authorization import Authorization
@@ -23,12 +20,6 @@ async def get_runtime(request: Request) -> Runtime:
     return runtime
 
 
-async def get_session(runtime: Annotated[Runtime, Depends(get_runtime)]) -> AsyncIterator[AsyncSession]:
-    """A read-only session; nothing is committed (writes go through ``write_transaction``)."""
-    async with read_session(runtime.sessionmaker) as session:
-        yield session
-
-
 async def get_request_id(request: Request) -> str:
     return request_id_of(request.scope) or ""
 
@@ -38,8 +29,7 @@ async def get_authorization(runtime: Annotated[Runtime, Depends(get_runtime)]) -
 
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
-SessionDep = Annotated[AsyncSession, Depends(get_session)]
 RequestIdDep = Annotated[str, Depends(get_request_id)]
 AuthorizationDep = Annotated[Authorization, Depends(get_authorization)]
 
-__all__ = ["AuthorizationDep", "PrincipalDep", "RequestIdDep", "RuntimeDep", "SessionDep"]
+__all__ = ["AuthorizationDep", "PrincipalDep", "RequestIdDep", "RuntimeDep"]

@@ -22,7 +22,7 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.exc import DBAPIError
@@ -36,6 +36,7 @@ from app.gc_pause import collection_paused
 from app.settings import Settings
 from app.worker import metrics
 from app.worker.dispatch import SendGroup, group_claims, send_group
+from app.worker.leases import leases_kept
 from app.worker.outcomes.writer import WriteBack
 from app.worker.reauthorization import Reauthorizer, withhold_revoked
 from app.worker.retries import Policy, decide
@@ -240,7 +241,9 @@ class Executor:
         claims = {claim.id: claim for claim in group.claims}
         writer = WriteBack(self._sessionmaker, self.instance_id, claims)
         try:
-            async with self._leases_kept(writer.leased):
+            async with leases_kept(
+                self._sessionmaker, self.instance_id, self._worker.lease_seconds, writer.leased
+            ):
                 answers = self._send(group, requesters)
                 async with contextlib.aclosing(answers):
                     async for outcomes in answers:
@@ -289,31 +292,3 @@ class Executor:
             async with contextlib.aclosing(answers):
                 async for outcomes in answers:
                     yield outcomes
-
-    @contextlib.asynccontextmanager
-    async def _leases_kept(self, leased: Callable[[], Sequence[Claim]]) -> AsyncIterator[None]:
-        renewer = asyncio.create_task(self._renew_leases(leased))
-        try:
-            yield
-        finally:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
-
-    async def _renew_leases(self, leased: Callable[[], Sequence[Claim]]) -> None:
-        lease = self._worker.lease_seconds
-        while True:
-            await asyncio.sleep(lease / 3)
-            if not (claims := leased()):
-                continue
-            try:
-                async with write_transaction(self._sessionmaker) as session:
-                    held = await repo.renew_leases(
-                        session, owner=self.instance_id, claims=claims, now=utcnow(), lease_seconds=lease
-                    )
-            except Exception:  # keep renewing: a lost lease only costs a harmless resend
-                log.exception("renewing %d leases failed", len(claims))
-                continue
-            if held < len(claims):
-                metrics.LOST_LEASES.inc(len(claims) - held)
-                log.warning("lost %d of %d leases to another claim", len(claims) - held, len(claims))

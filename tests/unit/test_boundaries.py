@@ -131,3 +131,50 @@ def test_the_direction_rules_name_real_places() -> None:
     # Guards the guard: the package list names real folders, and the domain list names real modules.
     assert all((ROOT / package).is_dir() for package in UPWARD)
     assert {"app.api", "app.services", "app.worker", "app.adapters", "app.settings"} <= set(DOMAIN_FORBIDDEN)
+
+
+def folder_graph() -> dict[str, set[str]]:
+    """Which top-level parts of ``app`` (folders and modules) import which others."""
+    graph: dict[str, set[str]] = {}
+    for path, names in imported_modules("app").items():
+        source = path.relative_to(ROOT / "app").parts[0].removesuffix(".py")
+        targets = {name.split(".")[1] for name in names if name.startswith("app.") and name.count(".") >= 1}
+        graph.setdefault(source, set()).update(targets - {source})
+    return graph
+
+
+def cycle_in(graph: dict[str, set[str]]) -> list[str]:
+    """A cycle of ``graph`` as the path that closes it, or [] when there is none."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str]:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return []
+        for target in sorted(graph.get(node, ())):
+            if found := visit(target, [*path, node]):
+                return found
+        done.add(node)
+        return []
+
+    for node in sorted(graph):
+        if found := visit(node, []):
+            return found
+    return []
+
+
+def test_no_import_cycle_between_the_parts_of_the_app() -> None:
+    assert cycle_in(folder_graph()) == []
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    # Guards the guard.
+    assert cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle_in({"a": {"b"}, "b": set()}) == []
+    assert "services" in folder_graph()["api"]
+
+
+def test_routers_open_no_transaction() -> None:
+    # Routers parse, call one service and render: sessions and audit appends belong to the services.
+    assert offenders("app/api", ("app.adapters.db.session", "app.audit.chain", "app.audit.events")) == []

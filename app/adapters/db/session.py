@@ -6,8 +6,9 @@ transaction that reads first and writes later gets SQLITE_BUSY at once, ignoring
 write lock up front makes writers queue on busy_timeout instead. Every connection runs in WAL mode with
 foreign keys enforced.
 
-Commit or roll back only at the boundary: :func:`write_transaction` (and the API's session dependency).
-Reads go through :func:`read_session` (ORM) or, for the API's hot read paths, :func:`run_read` (Core).
+Writes go through one unit of work, :func:`write_transaction`, which commits or rolls back at its end;
+reads through :func:`read_session`. A synchronous read of Core rows (the API's hot read paths,
+``app.adapters.db.repositories.deletion_reads``) runs inside it (:func:`run_read`).
 """
 
 from __future__ import annotations
@@ -16,21 +17,20 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-from sqlalchemy.util import await_only, greenlet_spawn
+from sqlalchemy.orm import Session
+from sqlalchemy.util import await_only
 
 BEGIN_IMMEDIATE = "purge_begin_immediate"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
-T = TypeVar("T")
 log = logging.getLogger("kafka_purge.db")
-_SOCKET_CHECK_ONLY: ContextVar[bool] = ContextVar("purge_socket_check_only", default=False)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def is_sqlite(engine: AsyncEngine) -> bool:
@@ -101,12 +101,10 @@ def _ping_once(dbapi_connection: Any) -> bool:
     """The pre-ping as one round trip. SQLAlchemy's asyncpg ping wraps its ``;`` in BEGIN ... ROLLBACK
     (for PgBouncer in transaction mode; a lone ``;`` is fine there too): three round trips per checkout,
     more than a small request's own queries. False makes the pool replace its connections, as a failed
-    ping does. Checkouts by :func:`run_read` only look at the socket (see there)."""
+    ping does."""
     driver = dbapi_connection.driver_connection
     if driver.is_closed():
         return False
-    if _SOCKET_CHECK_ONLY.get():
-        return True
     try:
         await_only(driver.fetchrow(";"))
     except Exception:
@@ -165,37 +163,13 @@ async def read_session(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncI
         yield session
 
 
-async def run_read(sessionmaker: async_sessionmaker[AsyncSession], read: Callable[[Connection], T]) -> T:
-    """``read(connection)``, a synchronous function of a Core connection from ``sessionmaker``'s pool,
-    run in one greenlet from checkout to check-in, for reads only (no ORM session, identity map or unit
-    of work); autocommit on PostgreSQL, as in :func:`read_session`. This is how SQLAlchemy's asyncio
-    layer runs everything; doing the whole read at once spares the per-statement hops between the
-    event loop and a greenlet, and the task AsyncConnection starts to close itself.
-
-    The checkout skips the pre-ping round trip (as costly as a small query): a connection the database
-    closed is still refused when its socket has seen the close. One that died an instant ago (say the
-    database restarted) fails its first statement instead, which invalidates it and every older
-    connection of the pool; ``read`` then runs once more, on a pinged connection. A read changes
-    nothing, so running it twice is safe; any other error is raised as is.
-    """
-    engine: Engine = sessionmaker.kw["bind"].sync_engine
-    try:
-        return await greenlet_spawn(_read_on, engine, read, False)
-    except DBAPIError as exc:
-        if not exc.connection_invalidated:
-            raise
-    return await greenlet_spawn(_read_on, engine, read, True)
-
-
-def _read_on(engine: Engine, read: Callable[[Connection], T], ping: bool) -> T:
-    # The greenlet shares the calling task's context; the flag is seen by _ping_once during this
-    # checkout only.
-    token = _SOCKET_CHECK_ONLY.set(not ping)
-    try:
-        connection = engine.connect()
-    finally:
-        _SOCKET_CHECK_ONLY.reset(token)
-    with connection:
-        if engine.dialect.name == "postgresql":
-            connection.execution_options(isolation_level="AUTOCOMMIT")
-        return read(connection)
+async def run_read(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    read: Callable[Concatenate[Session, P], T],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> T:
+    """``read(session, *args, **kwargs)``, a synchronous read, run inside :func:`read_session` with
+    ``AsyncSession.run_sync``: every statement of it in one hop to the greenlet."""
+    async with read_session(sessionmaker) as session:
+        return await session.run_sync(read, *args, **kwargs)

@@ -5,18 +5,15 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.adapters.db.repositories import audit as repo
-from app.api.deps import RuntimeDep, SessionDep
+from app.api.deps import RuntimeDep
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
 from app.api.problems import invalid_parameter
 from app.api.strict_json import StrictJsonRoute
 from app.api.views import page_limit
-from app.audit import verify_chain
 from app.audit.checkpoints import MalformedCheckpoint
 from app.auth import PrincipalDep
-from app.errors import Conflict, FieldError, PurgeError, ValidationFailed
+from app.errors import FieldError, PurgeError, ValidationFailed
 from app.schemas.audit import (
     CHECKPOINT_MAX_LENGTH,
     AuditEventRead,
@@ -27,6 +24,7 @@ from app.schemas.audit import (
     Rfc3339Time,
 )
 from app.schemas.common import PageLimit, problem_responses
+from app.services import audit
 from app.services.runtime import Runtime
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=StrictJsonRoute)
@@ -45,7 +43,6 @@ CheckpointQuery = Annotated[
 async def list_audit_events(
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    session: SessionDep,
     since: Rfc3339Time | None = None,
     until: Rfc3339Time | None = None,
     action: Annotated[str | None, Query(max_length=64)] = None,
@@ -55,24 +52,19 @@ async def list_audit_events(
     """List audit events oldest first (chain order), optionally between two times or by action."""
     size = page_limit(runtime, limit)
     after_id = decode_cursor(cursor, BIG_ID)[0] if cursor is not None else None
-    rows = await repo.list_events(
-        session, since=since, until=until, action=action, after_id=after_id, limit=size
+    rows = await audit.list_events(
+        runtime, since=since, until=until, action=action, after_id=after_id, limit=size
     )
     items = [AuditEventRead.model_validate(row, from_attributes=True) for row in rows]
     return AuditPage(items=items, next_cursor=encode_cursor(rows[-1].id) if len(rows) == size else None)
 
 
-async def _verify(
-    runtime: Runtime, session: AsyncSession, checkpoint: str | None, malformed: PurgeError
-) -> AuditVerifyRead:
-    key = runtime.audit_key
-    if checkpoint is not None and key is None:
-        raise Conflict("This service has no audit signing key configured: it cannot check a checkpoint.")
+async def _verify(runtime: Runtime, checkpoint: str | None, malformed: PurgeError) -> AuditVerifyRead:
     try:
-        result = await verify_chain(session, key=key, checkpoint=checkpoint)
+        result = await audit.verify(runtime, checkpoint)
     except MalformedCheckpoint:
         raise malformed from None
-    return AuditVerifyRead.of(result, checkpoints_enabled=key is not None)
+    return AuditVerifyRead.of(result, checkpoints_enabled=runtime.audit_key is not None)
 
 
 MALFORMED = "Not an audit checkpoint of this service (a compact JWS from an `audit checkpoint` log line)."
@@ -80,19 +72,19 @@ MALFORMED = "Not an audit checkpoint of this service (a compact JWS from an `aud
 
 @router.get("/verify", response_model=AuditVerifyRead, responses=problem_responses(401, 409, 422))
 async def verify_audit_chain(
-    principal: PrincipalDep, runtime: RuntimeDep, session: SessionDep, checkpoint: CheckpointQuery = None
+    principal: PrincipalDep, runtime: RuntimeDep, checkpoint: CheckpointQuery = None
 ) -> AuditVerifyRead:
     """Verify the hash chain and its signed checkpoints; names the first broken link if any."""
-    return await _verify(runtime, session, checkpoint, invalid_parameter("checkpoint", MALFORMED))
+    return await _verify(runtime, checkpoint, invalid_parameter("checkpoint", MALFORMED))
 
 
 @router.post("/verify", response_model=AuditVerifyRead, responses=problem_responses(401, 409, 415, 422))
 async def verify_audit_chain_against(
-    body: AuditVerifyCreate, principal: PrincipalDep, runtime: RuntimeDep, session: SessionDep
+    body: AuditVerifyCreate, principal: PrincipalDep, runtime: RuntimeDep
 ) -> AuditVerifyRead:
     """Verify the audit trail against a checkpoint kept outside the database, as well as the stored ones."""
     malformed = ValidationFailed(MALFORMED, errors=[FieldError("#/checkpoint", MALFORMED)])
-    return await _verify(runtime, session, body.checkpoint, malformed)
+    return await _verify(runtime, body.checkpoint, malformed)
 
 
 @router.get("/keys", response_model=AuditKeysRead, responses=problem_responses(401))

@@ -2,52 +2,20 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from app.adapters.db.repositories import audit as repo
-from app.adapters.db.session import read_session
 from app.api.deps import RuntimeDep
-from app.audit import event_content
 from app.auth import PrincipalDep
 from app.schemas.audit import Rfc3339Time
 from app.schemas.common import problem_responses
-from app.services.runtime import Runtime
+from app.services import audit
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
-CHUNK = 1000
 NDJSON = "application/x-ndjson"
-
-
-async def export_lines(
-    runtime: Runtime, *, since: datetime | None, until: datetime | None, action: str | None
-) -> AsyncIterator[bytes]:
-    """One JSON object per event (its hashed content plus prev_hash and hash), oldest first, up to the
-    chain's head. Each chunk is read in its own short session, so a long download never holds a
-    transaction open."""
-    after_id: int | None = None
-    while True:
-        async with read_session(runtime.sessionmaker) as session:
-            rows = await repo.list_events(
-                session, since=since, until=until, action=action, after_id=after_id, limit=CHUNK
-            )
-        lines = [
-            json.dumps(
-                {**event_content(row), "prev_hash": row.prev_hash, "hash": row.hash}, separators=(",", ":")
-            )
-            for row in rows
-        ]
-        if lines:
-            yield ("\n".join(lines) + "\n").encode()
-        if len(rows) < CHUNK:
-            return
-        after_id = rows[-1].id
 
 
 @router.get(
@@ -67,5 +35,5 @@ async def export_audit_events(
 ) -> StreamingResponse:
     """Stream audit events as NDJSON in chain order, optionally between two times or for one action."""
     return StreamingResponse(
-        export_lines(runtime, since=since, until=until, action=action), media_type=NDJSON
+        audit.export_lines(runtime, since=since, until=until, action=action), media_type=NDJSON
     )

@@ -1,40 +1,20 @@
-"""Offsets of a topic with its consumer groups' lag, and the erasure evidence of a deletion."""
+"""Offsets of a topic with its consumer groups' lag, and the erasure evidence of a deletion
+(``app.services.inspection``)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections import Counter
-from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from app.adapters.db.models import AuditEvent
-from app.adapters.db.repositories import evidence as repo
-from app.api.deps import AuthorizationDep, RequestIdDep, RuntimeDep, SessionDep
+from app.api.deps import RequestIdDep, RuntimeDep
 from app.auth import PrincipalDep
-from app.domain.ports import TopicPartition
-from app.errors import NotFound, ServiceUnavailable
 from app.schemas.common import problem_responses
 from app.schemas.deletions import TopicName
-from app.schemas.inspection import (
-    AuditPosition,
-    DeletionEvidence,
-    GroupOffsetRead,
-    PartitionEvidence,
-    PartitionOffsetsRead,
-    TopicGroupRead,
-    TopicOffsetsRead,
-)
-from app.services.deletions.visibility import visible_deletion
+from app.schemas.inspection import DeletionEvidence, TopicOffsetsRead
+from app.services import inspection
 
 router = APIRouter(tags=["offsets"])
-
-PHYSICAL_NOTE = (
-    "A deletion is logical: the broker's log start offset moves at once and reads below it fail, but the "
-    "segment files holding the deleted records are removed later by the broker's log retention task "
-    "(log.retention.check.interval.ms), once a whole segment lies below the log start offset."
-)
 
 
 @router.get(
@@ -47,68 +27,10 @@ async def topic_offsets(
     topic: Annotated[TopicName, Path()],
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    authorization: AuthorizationDep,
     request_id: RequestIdDep,
 ) -> TopicOffsetsRead:
     """Per partition leader, replicas, log start offset, high watermark, and each group's offset and lag."""
-    gateway = runtime.gateway
-    if not gateway.has_cluster(cluster):
-        raise NotFound(f"Unknown cluster {cluster!r}.")
-    await authorization.check_describe_topics(principal, cluster, [topic], request_id=request_id)
-    layouts = await gateway.topic_layouts(cluster, [topic])
-    if topic not in layouts:
-        raise NotFound(f"No topic {topic!r} on cluster {cluster!r}.")
-    layout = layouts[topic]
-    partitions = [TopicPartition(topic, p) for p in sorted(layout.partitions)]
-    configs, starts, ends, group_ids = await asyncio.gather(
-        gateway.topic_configs(cluster, [topic], ["cleanup.policy"]),
-        gateway.log_start_offsets(cluster, partitions),
-        gateway.high_watermarks(cluster, partitions),
-        gateway.list_groups(cluster),
-    )
-    committed = await gateway.committed_offsets(cluster, group_ids, partitions)
-    readers = sorted(g for g, offsets in committed.items() if offsets)
-    infos = await gateway.describe_groups(cluster, readers) if readers else {}
-    lag: Counter[str] = Counter()
-    rows = []
-    for tp in partitions:
-        placement = layout.partitions[tp.partition]
-        offsets = []
-        for group in readers:
-            if (position := committed[group].get(tp)) is not None:
-                behind = max(0, ends[tp] - max(position, starts[tp]))
-                lag[group] += behind
-                offsets.append(GroupOffsetRead(group=group, committed_offset=position, lag=behind))
-        rows.append(
-            PartitionOffsetsRead(
-                partition=tp.partition,
-                leader=placement.leader,
-                replicas=list(placement.replicas),
-                log_start_offset=starts[tp],
-                high_watermark=ends[tp],
-                groups=offsets,
-            )
-        )
-    return TopicOffsetsRead(
-        cluster=cluster,
-        topic=topic,
-        internal=layout.internal,
-        cleanup_policy=configs.get(topic, {}).get("cleanup.policy", "delete"),
-        partitions=rows,
-        groups=[
-            TopicGroupRead(
-                group=g,
-                state=infos[g].state if g in infos else "Unknown",
-                has_active_members=infos[g].has_active_members if g in infos else False,
-                total_lag=lag[g],
-            )
-            for g in readers
-        ],
-    )
-
-
-def _position(event: AuditEvent | None) -> AuditPosition | None:
-    return AuditPosition(event_id=event.id, hash=event.hash, action=event.action) if event else None
+    return await inspection.topic_offsets(runtime, principal, cluster, topic, request_id=request_id)
 
 
 @router.get(
@@ -117,44 +39,7 @@ def _position(event: AuditEvent | None) -> AuditPosition | None:
     responses=problem_responses(401, 404, 422),
 )
 async def deletion_evidence(
-    deletion_id: Annotated[str, Path(max_length=64)],
-    principal: PrincipalDep,
-    runtime: RuntimeDep,
-    session: SessionDep,
-    authorization: AuthorizationDep,
+    deletion_id: Annotated[str, Path(max_length=64)], principal: PrincipalDep, runtime: RuntimeDep
 ) -> DeletionEvidence:
     """Whether each partition's records are gone now (the leader's log start offset), with audit anchors."""
-    deletion = await visible_deletion(session, authorization, principal, deletion_id)
-    rows = await repo.all_partitions(session, deletion.id)
-    requested = await repo.first_event(session, deletion.id, "deletion.requested")
-    completed = await repo.first_event(session, deletion.id, "deletion.completed")
-    tps = [TopicPartition(r.topic, r.partition) for r in rows]
-    try:
-        starts: dict[TopicPartition, int] = await runtime.gateway.log_start_offsets(deletion.cluster, tps)
-    except ServiceUnavailable:
-        starts = {}
-    partitions = []
-    for row, tp in zip(rows, tps, strict=True):
-        start = starts.get(tp)
-        verdict = "unknown" if start is None else "deleted" if start >= row.resolved_offset else "not_deleted"
-        partitions.append(
-            PartitionEvidence(
-                topic=row.topic,
-                partition=row.partition,
-                status=row.status,
-                resolved_offset=row.resolved_offset,
-                log_start_offset=start,
-                verdict=verdict,
-            )
-        )
-    return DeletionEvidence(
-        deletion_id=deletion.id,
-        cluster=deletion.cluster,
-        status=deletion.status,
-        checked_at=datetime.now(UTC).isoformat(),
-        partitions=partitions,
-        verdicts=dict(Counter(p.verdict for p in partitions)),
-        requested_event=_position(requested),
-        completed_event=_position(completed),
-        note=PHYSICAL_NOTE,
-    )
+    return await inspection.deletion_evidence(runtime, principal, deletion_id)

@@ -6,18 +6,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from app.adapters.db.repositories import deletion_reads as reads
-from app.adapters.db.session import run_read
 from app.api.deps import RuntimeDep
 from app.api.pagination import PARTITION, decode_cursor
 from app.api.routers.deletions import DeletionId
 from app.api.views import page_limit, partition_cursor, partition_read
 from app.auth import PrincipalDep
 from app.domain.deletions import PartitionStatus
-from app.errors import NotFound
 from app.schemas.common import PageLimit, problem_responses
 from app.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
-from app.services.deletions.visibility import visible_with
+from app.services.deletions import visibility
 
 router = APIRouter(prefix="/v1/deletions/{deletion_id}/partitions", tags=["deletions"])
 
@@ -35,11 +32,9 @@ async def list_partitions(
     size = page_limit(runtime, limit)
     after = decode_cursor(cursor, str, PARTITION) if cursor is not None else None
     start = (after[0], after[1]) if after else None
-    found = await run_read(
-        runtime.sessionmaker,
-        lambda c: reads.deletion_with_partitions(c, deletion_id, status=status, after=start, limit=size),
+    rows = await visibility.read_partitions(
+        runtime, principal, deletion_id, status=status, after=start, limit=size
     )
-    _, rows = await visible_with(runtime.authorization, principal, deletion_id, found)
     return PartitionPage(
         items=[partition_read(row) for row in rows], next_cursor=partition_cursor(rows, size)
     )
@@ -54,10 +49,4 @@ async def get_partition(
     runtime: RuntimeDep,
 ) -> PartitionRead:
     """Read one partition of a deletion: offsets, status, watermarks, Kafka error and attempts."""
-    found = await run_read(
-        runtime.sessionmaker, lambda c: reads.deletion_with_partition(c, deletion_id, topic, partition)
-    )
-    _, row = await visible_with(runtime.authorization, principal, deletion_id, found)
-    if row is None:
-        raise NotFound(f"Deletion {deletion_id!r} has no partition {topic}-{partition}.")
-    return partition_read(row)
+    return partition_read(await visibility.read_partition(runtime, principal, deletion_id, topic, partition))

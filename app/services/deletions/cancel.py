@@ -41,5 +41,5 @@ async def cancel_deletion(
         event = events.deletion_cancelled(actor, deletion.cluster, deletion.id, cancelled, status.value, now)
         await append_event(session, event)
     changed = reads.record_of(deletion)
-    first = await run_read(runtime.sessionmaker, lambda c: reads.first_partitions(c, changed, limit))
+    first = await run_read(runtime.sessionmaker, reads.first_partitions, changed, limit)
     return changed, first

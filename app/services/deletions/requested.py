@@ -46,8 +46,7 @@ def requested_partitions(
     ``partitions`` maps ``topic``, ``partition``, ``requested_offset``, ``resolved_offset`` and ``spec``
     to lists whose i-th entries are one partition, in request order; ``spec`` is an index into ``specs``,
     the distinct offset specs (a request usually has one). At 10,000 partitions that encodes and hashes
-    several times faster than one object per partition (older events list one object per partition,
-    with its spec)."""
+    several times faster than one object per partition."""
     specs: list[dict[str, object] | None] = []
     by_object: dict[int, int] = {}  # planned partitions of one entry share their spec object
     by_text: dict[str, int] = {}

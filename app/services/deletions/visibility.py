@@ -3,11 +3,11 @@ skips those they may not see without saying anything about them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from sqlalchemy.engine import Connection
+from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion
@@ -16,7 +16,7 @@ from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
 from app.adapters.db.session import run_read
 from app.auth import Principal
-from app.domain.deletions import DeletionScope
+from app.domain.deletions import DeletionScope, PartitionStatus
 from app.errors import NotFound
 from app.services.authorization import Authorization
 from app.services.runtime import Runtime
@@ -42,7 +42,7 @@ async def visible_deletions(
     shown: list[DeletionRecord] = []
     batch = size + 1
     while True:
-        rows = await run_read(runtime.sessionmaker, _deletions_read(filters, before, batch))
+        rows = await run_read(runtime.sessionmaker, reads.list_deletions, filters, before=before, limit=batch)
         for row in rows:
             if await runtime.authorization.can_view(principal, row):
                 if len(shown) == size:
@@ -51,12 +51,6 @@ async def visible_deletions(
         if len(rows) < batch:
             return shown, False
         before, batch = (rows[-1].created_at, rows[-1].id), min(batch * 2, MAX_SCAN_BATCH)
-
-
-def _deletions_read(
-    filters: reads.DeletionFilters, before: tuple[datetime, str] | None, limit: int
-) -> Callable[[Connection], list[DeletionRecord]]:
-    return lambda connection: reads.list_deletions(connection, filters, before=before, limit=limit)
 
 
 async def visible_deletion(
@@ -88,12 +82,36 @@ async def read_deletion(
     runtime: Runtime, principal: Principal, deletion_id: str, limit: int
 ) -> tuple[DeletionRecord, FirstPartitions]:
     """The deletion and its first ``limit`` partitions, or 404 exactly as :func:`visible`."""
-    found = await run_read(
-        runtime.sessionmaker, lambda c: reads.deletion_with_first_partitions(c, deletion_id, limit)
-    )
+    found = await run_read(runtime.sessionmaker, reads.deletion_with_first_partitions, deletion_id, limit)
     return await visible_with(runtime.authorization, principal, deletion_id, found)
 
 
 async def first_partitions(runtime: Runtime, deletion: DeletionRecord, limit: int) -> FirstPartitions:
     """The first ``limit`` partitions of a deletion the caller was already shown."""
-    return await run_read(runtime.sessionmaker, lambda c: reads.first_partitions(c, deletion, limit))
+    return await run_read(runtime.sessionmaker, reads.first_partitions, deletion, limit)
+
+
+async def read_partitions(
+    runtime: Runtime,
+    principal: Principal,
+    deletion_id: str,
+    *,
+    status: PartitionStatus | None,
+    after: tuple[str, int] | None,
+    limit: int,
+) -> Sequence[Row[Any]]:
+    """A page of a deletion's partitions in (topic, partition) order, or 404 exactly as :func:`visible`."""
+    read = reads.deletion_with_partitions
+    found = await run_read(runtime.sessionmaker, read, deletion_id, status=status, after=after, limit=limit)
+    return (await visible_with(runtime.authorization, principal, deletion_id, found))[1]
+
+
+async def read_partition(
+    runtime: Runtime, principal: Principal, deletion_id: str, topic: str, partition: int
+) -> Row[Any]:
+    """One partition of a deletion; 404 when the deletion is not visible or has no such partition."""
+    found = await run_read(runtime.sessionmaker, reads.deletion_with_partition, deletion_id, topic, partition)
+    _, row = await visible_with(runtime.authorization, principal, deletion_id, found)
+    if row is None:
+        raise NotFound(f"Deletion {deletion_id!r} has no partition {topic}-{partition}.")
+    return row

@@ -67,9 +67,9 @@ async def test_small_deletion_is_one_statement(
         statements.append(args[2])
 
     maker = async_sessionmaker[AsyncSession](engine)
-    found = await run_read(maker, lambda c: reads.deletion_with_first_partitions(c, read["id"], PAGE))
+    found = await run_read(maker, reads.deletion_with_first_partitions, read["id"], PAGE)
     assert found is not None
     deletion, first = found
     assert (deletion.id, deletion.partition_count, len(first.rows)) == (read["id"], 3, 3)
     assert len([s for s in statements if s.startswith("SELECT")]) == 1
-    assert await run_read(maker, lambda c: reads.deletion_with_first_partitions(c, "nope", PAGE)) is None
+    assert await run_read(maker, reads.deletion_with_first_partitions, "nope", PAGE) is None

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import AuditEvent
 from app.adapters.db.session import read_session, write_transaction
-from app.audit import append_event
+from app.audit import NewEvent, append_event
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -21,13 +21,15 @@ async def append(sessionmaker: Sessions, n: int) -> None:
         async with write_transaction(sessionmaker) as session:
             await append_event(
                 session,
-                action="acl.created",
-                principal="User:alice",
-                client_host="127.0.0.1",
-                request_id=f"r-{i}",
-                cluster="demo",
-                deletion_id=None,
-                details={"i": i},
+                NewEvent(
+                    action="acl.created",
+                    principal="User:alice",
+                    client_host="127.0.0.1",
+                    request_id=f"r-{i}",
+                    cluster="demo",
+                    deletion_id=None,
+                    details={"i": i},
+                ),
             )
 
 

@@ -112,14 +112,16 @@ async def test_the_same_events_get_the_same_hashes_on_both_databases(
                 returned = [
                     await append_event(
                         session,
-                        action=first.action,
-                        principal=first.principal,
-                        client_host=first.client_host,
-                        request_id=first.request_id,
-                        cluster=first.cluster,
-                        deletion_id=first.deletion_id,
-                        details=first.details,
-                        occurred_at=first.occurred_at,
+                        NewEvent(
+                            action=first.action,
+                            principal=first.principal,
+                            client_host=first.client_host,
+                            request_id=first.request_id,
+                            cluster=first.cluster,
+                            deletion_id=first.deletion_id,
+                            details=first.details,
+                            occurred_at=first.occurred_at,
+                        ),
                     )
                 ]
             async with write_transaction(sessionmaker) as session:

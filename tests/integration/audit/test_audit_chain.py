@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import AuditEvent
 from app.adapters.db.session import read_session, write_transaction
-from app.audit import GENESIS_HASH, append_event, verify_chain
+from app.audit import GENESIS_HASH, NewEvent, append_event, verify_chain
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -23,13 +23,19 @@ async def _append(sessionmaker: Sessions, n: int, *, tag: str = "t") -> None:
         async with write_transaction(sessionmaker) as session:
             await append_event(
                 session,
-                action="deletion.requested",
-                principal="User:alice",
-                client_host="127.0.0.1",
-                request_id=f"{tag}-{i}",
-                cluster="demo",
-                deletion_id=None,
-                details={"i": i, "tag": tag, "offsets": [{"topic": "orders", "partition": 0, "offset": 5}]},
+                NewEvent(
+                    action="deletion.requested",
+                    principal="User:alice",
+                    client_host="127.0.0.1",
+                    request_id=f"{tag}-{i}",
+                    cluster="demo",
+                    deletion_id=None,
+                    details={
+                        "i": i,
+                        "tag": tag,
+                        "offsets": [{"topic": "orders", "partition": 0, "offset": 5}],
+                    },
+                ),
             )
 
 
@@ -97,13 +103,15 @@ async def test_rolled_back_append_leaves_no_trace(sessionmaker: Sessions) -> Non
         async with write_transaction(sessionmaker) as session:
             await append_event(
                 session,
-                action="x",
-                principal="User:a",
-                client_host=None,
-                request_id=None,
-                cluster=None,
-                deletion_id=None,
-                details={},
+                NewEvent(
+                    action="x",
+                    principal="User:a",
+                    client_host=None,
+                    request_id=None,
+                    cluster=None,
+                    deletion_id=None,
+                    details={},
+                ),
             )
             raise RuntimeError("state change failed")
     except RuntimeError:

@@ -1,9 +1,9 @@
 """The API's reads of deletions and their partitions: Core statements selecting only what a response
 shows (no ORM identity map, instance state or unit of work: a GET spent most of its time there).
 
-Each function is synchronous and takes a ``Connection``: ``app.adapters.db.session.run_read`` runs a
-whole read (checkout, every statement, check-in) in one greenlet. A read returns the deletion with what
-was asked of it; the caller decides visibility, so the connection is not held while it does.
+Each read is synchronous and takes a ``Session``: the caller runs it inside ``read_session`` with
+``AsyncSession.run_sync``, every statement in one hop to the greenlet. A read returns the deletion with
+what was asked of it; the caller decides visibility, after the session is closed.
 Statements are built once per shape with bound parameters, so SQLAlchemy reuses their cache key and
 compiled form instead of rebuilding both for every request."""
 
@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from sqlalchemy import Integer, Row, Select, String, Table, and_, bindparam, exists, func, or_, select, tuple_
 from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.domain.deletions import DeletionStatus, PartitionStatus
@@ -100,17 +101,19 @@ class FirstPartitions:
     counts: dict[PartitionStatus, int]
 
 
-def read_deletion(connection: Connection, deletion_id: str) -> DeletionRecord | None:
+def read_deletion(session: Session, deletion_id: str) -> DeletionRecord | None:
+    connection = session.connection()
     row = connection.execute(_DELETION_BY_ID, {"deletion_id": deletion_id}).first()
     return None if row is None else DeletionRecord(*row)
 
 
 def deletion_with_first_partitions(
-    connection: Connection, deletion_id: str, limit: int
+    session: Session, deletion_id: str, limit: int
 ) -> tuple[DeletionRecord, FirstPartitions] | None:
     """One statement for a deletion of up to ``JOINED_PARTITIONS`` partitions (most of them): the deletion
     joined with its partitions. Larger ones read the rest of the page after these, as
     :func:`first_partitions` would."""
+    connection = session.connection()
     head = min(limit, JOINED_PARTITIONS)
     joined = connection.execute(_DELETION_WITH_PARTITIONS, {"deletion_id": deletion_id, "head": head}).all()
     if not joined:
@@ -124,7 +127,8 @@ def deletion_with_first_partitions(
     return deletion, _first_partitions(connection, deletion, rows)
 
 
-def first_partitions(connection: Connection, deletion: DeletionRecord, limit: int) -> FirstPartitions:
+def first_partitions(session: Session, deletion: DeletionRecord, limit: int) -> FirstPartitions:
+    connection = session.connection()
     return _first_partitions(connection, deletion, list_partitions(connection, deletion.id, limit=limit))
 
 
@@ -144,14 +148,15 @@ def status_counts(connection: Connection, deletion_id: str) -> dict[PartitionSta
 
 
 def deletion_with_partitions(
-    connection: Connection,
+    session: Session,
     deletion_id: str,
     *,
     status: PartitionStatus | None = None,
     after: tuple[str, int] | None = None,
     limit: int,
 ) -> tuple[DeletionRecord, Sequence[Row[Any]]] | None:
-    deletion = read_deletion(connection, deletion_id)
+    connection = session.connection()
+    deletion = read_deletion(session, deletion_id)
     if deletion is None:
         return None
     return deletion, list_partitions(connection, deletion_id, status=status, after=after, limit=limit)
@@ -190,9 +195,10 @@ def _partitions_query(*, by_status: bool, after: bool) -> Select[Any]:
 
 
 def deletion_with_partition(
-    connection: Connection, deletion_id: str, topic: str, partition: int
+    session: Session, deletion_id: str, topic: str, partition: int
 ) -> tuple[DeletionRecord, Row[Any] | None] | None:
-    deletion = read_deletion(connection, deletion_id)
+    connection = session.connection()
+    deletion = read_deletion(session, deletion_id)
     if deletion is None:
         return None
     parameters = {"deletion_id": deletion_id, "topic": topic, "partition": partition}
@@ -209,13 +215,14 @@ class DeletionFilters:
 
 
 def list_deletions(
-    connection: Connection,
+    session: Session,
     filters: DeletionFilters,
     *,
     before: tuple[datetime, str] | None = None,
     limit: int,
 ) -> list[DeletionRecord]:
     """Newest first; ``before`` is the (created_at, id) of the last deletion already read."""
+    connection = session.connection()
     parameters: dict[str, Any] = {"limit": limit}
     if filters.status is not None:
         parameters["status"] = filters.status.value
