@@ -84,14 +84,7 @@ def expected_shape(annotation: Any) -> str:
         return "a JSON object with " + ", ".join(annotation.model_fields)
     if origin is Literal:
         return "one of " + ", ".join(str(arg) for arg in args)
-    names = {
-        str: "a string",
-        SecretStr: "a string",
-        bool: "true or false",
-        int: "an integer",
-        float: "a number",
-    }
-    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+    return SCALARS.get(annotation, getattr(annotation, "__name__", str(annotation)))
 
 
 def _plural(annotation: Any) -> str:
