@@ -92,6 +92,9 @@ class AuthSettings(SettingsGroup):
     leeway_seconds: int = Field(default=30, ge=0, le=300)
     jwks_cache_seconds: float = Field(default=300.0, gt=0)
     dev_issuer: bool = False
+    # The dev issuer mints tokens for anyone holding a dev client's secret: it listens on loopback only
+    # unless this is set (``app.server.dev_issuer``).
+    dev_issuer_allow_remote: bool = False
     dev_clients: dict[str, SecretStr] = Field(default_factory=dict)
     dev_client_groups: dict[str, list[str]] = Field(default_factory=dict)
     dev_token_ttl_seconds: int = Field(default=3600, ge=60)

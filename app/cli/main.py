@@ -6,17 +6,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from pathlib import Path
 
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
+from app.adapters.db.connectivity import DatabaseUnavailable
 from app.cli.audit import add_audit_commands
 from app.cli.client import add_client_commands
 from app.settings import Settings
+from app.settings_diagnostics import UnsafeConfiguration, describe, unknown_variable_warnings
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+log = logging.getLogger("kafka_purge.cli")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,9 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         return int(args.handler(args))
-    except (ValidationError, SettingsError) as exc:
-        # Both name the setting and never its value (settings hide their input in errors).
-        print(f"kafka-purge: invalid configuration:\n{exc}", file=sys.stderr)
+    except (ValidationError, SettingsError, UnsafeConfiguration) as exc:
+        # One line naming the variable, never its value (it may be a secret).
+        print(f"kafka-purge: {describe(exc, os.environ)}", file=sys.stderr)
+        return 2
+    except DatabaseUnavailable as exc:
+        print(f"kafka-purge: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # e.g. the port is taken
         print(f"kafka-purge: {exc}", file=sys.stderr)
@@ -78,11 +85,22 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def warn_unknown_variables() -> None:
+    for warning in unknown_variable_warnings(os.environ):
+        log.warning("%s", warning)
+
+
+def service_settings() -> Settings:
+    """The settings from the environment, after a warning for each PURGE_* variable nothing reads."""
+    warn_unknown_variables()
+    return Settings()
+
+
 def command_serve(args: argparse.Namespace) -> int:
     from app.server.serve import serve
 
     serve(
-        Settings(),
+        service_settings(),
         host=args.host,
         port=args.port,
         workers=args.workers,
@@ -96,13 +114,14 @@ def command_serve(args: argparse.Namespace) -> int:
 def command_migrate(args: argparse.Namespace) -> int:
     from app.server.migrations import migrate_database
 
-    migrate_database(Settings())
+    migrate_database(service_settings())
     return 0
 
 
 def command_demo(args: argparse.Namespace) -> int:
     from app.demo import run_demo
 
+    warn_unknown_variables()
     try:
         return asyncio.run(run_demo(args.host, args.port, args.data_dir))
     except RuntimeError as exc:

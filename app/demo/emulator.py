@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -25,6 +26,12 @@ class EmulatorProcess:
         self._process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
+        if importlib.util.find_spec("kafka_emulator") is None:
+            # The kafka-purge wheel ships it as a top-level package beside ``app``.
+            raise RuntimeError(
+                "the demo runs the Kafka cluster emulator (package kafka_emulator, part of the kafka-purge "
+                f"wheel), which {sys.executable} cannot import: reinstall kafka-purge in this environment"
+            )
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

@@ -18,7 +18,7 @@ from app.demo.acls import create_demo_acls
 from app.demo.banner import banner
 from app.demo.data import produce_demo_records, write_topology
 from app.demo.emulator import EmulatorProcess
-from app.settings import AuditSettings, AuthSettings, ClusterSettings, DatabaseSettings, Settings
+from app.settings import AuditSettings, ClusterSettings, DatabaseSettings, Settings
 
 log = logging.getLogger("kafka_purge.demo")
 T = TypeVar("T")
@@ -27,15 +27,21 @@ DEMO_CLIENTS = {"admin": "admin-secret", "orders-team": "orders-secret", "audito
 DEMO_GROUPS = {"orders-team": ["orders"], "auditor": ["auditors"]}
 
 
+def demo_auth() -> dict[str, Any]:
+    """A mapping, not an AuthSettings: the environment's PURGE_AUTH_* settings the demo does not set
+    itself still apply (PURGE_AUTH_DEV_ISSUER_ALLOW_REMOTE for a demo reachable from elsewhere)."""
+    return {
+        "dev_issuer": True,
+        "dev_clients": {client: SecretStr(secret) for client, secret in DEMO_CLIENTS.items()},
+        "dev_client_groups": DEMO_GROUPS,
+    }
+
+
 def demo_settings(bootstrap: str, database: Path, public_url: str) -> Settings:
     return Settings(
         database=DatabaseSettings(url=f"sqlite+aiosqlite:///{database}"),
         clusters={"demo": ClusterSettings(bootstrap_servers=bootstrap, client_id="kafka-purge-demo")},
-        auth=AuthSettings(
-            dev_issuer=True,
-            dev_clients={client: SecretStr(secret) for client, secret in DEMO_CLIENTS.items()},
-            dev_client_groups=DEMO_GROUPS,
-        ),
+        auth=demo_auth(),
         super_users="User:admin",
         public_url=public_url,
         # An ephemeral checkpoint key: the demo's database is fresh each run, and so is its key.
@@ -53,8 +59,10 @@ def fresh_database(data_dir: Path) -> Path:
 
 
 async def run_demo(host: str, port: int, data_dir: Path) -> int:
+    from app.server.dev_issuer import check_dev_issuer
     from app.server.serve import bind_socket
 
+    check_dev_issuer(Settings(auth=demo_auth()).auth, host)
     sock = bind_socket(host, port)
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     public_url = f"http://{shown_host}:{sock.getsockname()[1]}"

@@ -8,17 +8,32 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
+from app.adapters.db.connectivity import DatabaseUnavailable, check_connection, shown_url
 from app.settings import Settings
 
 log = logging.getLogger("kafka_purge.server")
 
 
 def migrate_database(settings: Settings) -> None:
-    """Upgrades the schema; a SQLite file's directory is created first (the default lives in ./data)."""
-    from app.adapters.db.migrate import upgrade
+    """Upgrades the schema; a SQLite file's directory is created first (the default lives in ./data).
 
+    Raises :class:`DatabaseUnavailable` when the database cannot be connected to."""
     url = make_url(settings.database.url)
     if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
-        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    asyncio.run(upgrade(settings.database.url))
-    log.info("database schema is up to date at %s", url.render_as_string(hide_password=True))
+        folder = Path(url.database).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DatabaseUnavailable(
+                f"cannot create the folder {folder} of the database {shown_url(url)}: {exc.strerror}; "
+                "check the path in PURGE_DATABASE_URL and the service's permissions there"
+            ) from None
+    asyncio.run(_check_then_upgrade(settings.database.url))
+    log.info("database schema is up to date at %s", shown_url(url))
+
+
+async def _check_then_upgrade(url: str) -> None:
+    from app.adapters.db.migrate import upgrade
+
+    await check_connection(url)
+    await upgrade(url)

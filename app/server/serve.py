@@ -15,6 +15,7 @@ from typing import Any
 import uvicorn
 
 from app.gc_pause import freeze_startup_objects
+from app.server.dev_issuer import check_dev_issuer
 from app.server.migrations import migrate_database
 from app.server.processes import die_with_parent
 from app.settings import Settings
@@ -34,6 +35,8 @@ def serve(
 ) -> None:
     """Migrates, then runs until SIGINT or SIGTERM: the workers alone, or HTTP in ``workers`` processes
     (each with its own executor unless ``api_only``)."""
+    if not workers_only:
+        check_dev_issuer(settings.auth, host)
     migrate_database(settings)
     if workers_only:
         from app.server.workers_only import run_workers

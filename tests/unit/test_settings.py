@@ -119,5 +119,5 @@ def test_unparsable_json_is_a_configuration_error(
     monkeypatch.setenv("PURGE_CLUSTERS", f'{{"prod": {{"sasl_password": "{SECRET}"')
     assert main(["migrate"]) == 2
     err = capsys.readouterr().err
-    assert "clusters" in err
+    assert "PURGE_CLUSTERS is not valid JSON" in err
     assert SECRET not in err

@@ -8,6 +8,7 @@ with foreign keys off (batch mode recreates tables) and checks them before commi
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,7 +21,6 @@ from sqlalchemy.engine import Connection
 
 from app.adapters.db.session import BEGIN_IMMEDIATE, create_engine
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[3] / "migrations"
 # Any constant works; it only has to be the same in every instance of the service.
 ADVISORY_LOCK_KEY = 0x6B707572  # "kpur"
 
@@ -31,9 +31,18 @@ class ForeignKeyViolation(RuntimeError):
     pass
 
 
+def migrations_dir() -> Path:
+    """The Alembic script directory (env.py, the template, versions/), shipped as package data beside
+    this module, so an installed wheel migrates from any working directory."""
+    location = resources.files("app.adapters.db") / "migrations"
+    if not isinstance(location, Path):  # Alembic reads its scripts from the file system.
+        raise RuntimeError(f"the migrations must be installed as files, not inside {location!r}")
+    return location
+
+
 def alembic_config(connection: Connection | None = None) -> Config:
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(migrations_dir()))
     config.attributes["connection"] = connection
     return config
 
