@@ -1,24 +1,37 @@
 # One entry point for people and CI. `make run` brings up the demo on a fresh machine;
-# `make test` runs every check CI runs (lint, types, OpenAPI drift, the whole test suite).
+# `make test` runs every check CI runs (lint, types, OpenAPI drift, the whole test suite, and the Spark
+# client's tests on each supported PySpark line, each in its own venv).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint typecheck openapi openapi-check pytest bench clean
+# clients/spark (kafka-purge-spark) supports PySpark 3.5 and 4.x: one venv per line.
+SPARK_LINES := 35 4
+PYSPARK_35 := pyspark>=3.5,<3.6
+PYSPARK_4 := pyspark>=4,<5
 
-$(STAMP): pyproject.toml
+.PHONY: run test check lint typecheck openapi openapi-check pytest spark-client bench clean
+
+# The service's own Spark tests (pull mode, push mode end to end) use the Spark client too.
+$(STAMP): pyproject.toml clients/spark/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,spark]'
+	$(BIN)/pip install --quiet -e '.[dev]' -e ./clients/spark
 	touch $(STAMP)
+
+.venv-spark%/.installed: clients/spark/pyproject.toml
+	$(PYTHON) -m venv .venv-spark$*
+	.venv-spark$*/bin/pip install --quiet --upgrade pip
+	.venv-spark$*/bin/pip install --quiet -e './clients/spark[test]' '$(PYSPARK_$*)'
+	touch $@
 
 run: $(STAMP)
 	$(BIN)/kafka-purge demo
 
 test: check
 
-check: lint typecheck openapi-check pytest
+check: lint typecheck openapi-check pytest spark-client
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -37,10 +50,17 @@ openapi-check: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest -q -p no:cacheprovider
 
+spark-client: $(foreach line,$(SPARK_LINES),.venv-spark$(line)/.installed)
+	for line in $(SPARK_LINES); do \
+		venv=$(CURDIR)/.venv-spark$$line; \
+		$$venv/bin/python -c 'import pyspark; print("== kafka-purge-spark on PySpark", pyspark.__version__)' \
+		&& (cd clients/spark && $$venv/bin/pytest -q -p no:cacheprovider) || exit 1; \
+	done
+
 bench: $(STAMP)
 	$(BIN)/python bench/emulator_bench.py
 	$(BIN)/python bench/authorizer_bench.py
 	$(BIN)/python bench/service_bench.py
 
 clean:
-	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-spark* data .pytest_cache .mypy_cache .ruff_cache

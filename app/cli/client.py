@@ -12,10 +12,13 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
+from authlib.integrations.httpx_client import OAuth2Client, OAuthError
 
 from app.cli.input import InputError, parse_offset_json, topic_entry
 from app.cli.output import FAILED, PARTITION_HEADERS, TERMINAL, Progress, partition_rows, say, table
@@ -73,27 +76,34 @@ def add_client_commands(commands: Any) -> None:
     evidence.set_defaults(handler=command_evidence)
 
 
-def _token(args: argparse.Namespace) -> str:
+@contextmanager
+def api_client(args: argparse.Namespace) -> Iterator[httpx2.Client]:
+    """An open HTTP client for ``--url`` carrying a bearer token: ``PURGE_TOKEN`` as it is, or one from
+    the client-credentials grant through Authlib, which fetches a new one once it expires (``--wait``)."""
+    base_url = args.url.rstrip("/")
     if token := os.environ.get("PURGE_TOKEN"):
-        return token
+        with httpx2.Client(base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
+            yield c
+        return
     if not (args.client_id and args.client_secret):
         raise InputError("set PURGE_TOKEN, or --client-id and --client-secret (or PURGE_CLIENT_ID/SECRET)")
-    url = args.token_url or f"{args.url.rstrip('/')}/oauth/token"
-    response = httpx.post(
-        url, data={"grant_type": "client_credentials"}, auth=(args.client_id, args.client_secret), timeout=30
+    client = OAuth2Client(
+        args.client_id,
+        args.client_secret,
+        token_endpoint=args.token_url or f"{base_url}/oauth/token",
+        grant_type="client_credentials",
+        base_url=base_url,
+        timeout=60,
     )
-    if response.status_code != 200:
-        raise ApiError(f"token request failed: HTTP {response.status_code} {response.text[:300]}")
-    return str(response.json()["access_token"])
+    with client:
+        try:
+            client.fetch_token()
+        except (OAuthError, ValueError) as exc:
+            raise ApiError(f"token request refused: {exc}") from exc
+        yield client
 
 
-def api_client(args: argparse.Namespace) -> httpx.Client:
-    """An HTTP client for ``--url`` carrying the bearer token."""
-    headers = {"Authorization": f"Bearer {_token(args)}"}
-    return httpx.Client(base_url=args.url.rstrip("/"), headers=headers, timeout=60)
-
-
-def answer_json(response: httpx.Response, *expected: int) -> Any:
+def answer_json(response: httpx2.Response, *expected: int) -> Any:
     """The answer's JSON if its status is one of ``expected``; else ``ApiError`` with the problem's title,
     detail and its first 20 errors."""
     if response.status_code not in expected:
@@ -137,7 +147,7 @@ def run_client_command(handler: Any, args: argparse.Namespace) -> int:
     except InputError as exc:
         say(f"kafka-purge: {exc}", err=True)
         return 2
-    except (ApiError, httpx.HTTPError) as exc:
+    except (ApiError, OAuthError, httpx2.HTTPError) as exc:
         say(f"kafka-purge: {exc}", err=True)
         return 1
 
@@ -174,7 +184,7 @@ def _delete(args: argparse.Namespace) -> int:
         return _print_deletion(args, client, deletion)
 
 
-def _wait(client: httpx.Client, deletion_id: str, *, quiet: bool) -> dict[str, Any]:
+def _wait(client: httpx2.Client, deletion_id: str, *, quiet: bool) -> dict[str, Any]:
     progress = None if quiet else Progress()
     try:
         while True:
@@ -189,7 +199,7 @@ def _wait(client: httpx.Client, deletion_id: str, *, quiet: bool) -> dict[str, A
             progress.close()
 
 
-def _all_partitions(client: httpx.Client, deletion_id: str) -> list[dict[str, Any]]:
+def _all_partitions(client: httpx2.Client, deletion_id: str) -> list[dict[str, Any]]:
     partitions: list[dict[str, Any]] = []
     cursor = None
     while True:
@@ -200,7 +210,7 @@ def _all_partitions(client: httpx.Client, deletion_id: str) -> list[dict[str, An
             return partitions
 
 
-def _print_deletion(args: argparse.Namespace, client: httpx.Client, deletion: dict[str, Any]) -> int:
+def _print_deletion(args: argparse.Namespace, client: httpx2.Client, deletion: dict[str, Any]) -> int:
     deletion["partitions"] = _all_partitions(client, deletion["id"])
     deletion.pop("partitions_next", None)
     if args.output == "json":

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT)
     # Library chatter that says nothing to an operator at INFO: one line per HTTP call the demo makes,
     # one per Alembic plugin loaded. Their warnings and errors still show.
-    for chatty in ("httpx", "alembic.runtime.plugins"):
+    for chatty in ("httpx", "httpx2", "alembic.runtime.plugins"):
         logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         return int(args.handler(args))

@@ -185,3 +185,11 @@ def test_missing_credentials_and_api_refusals_exit_non_zero(service: dict[str, s
     unknown = cli(service, "status", "no-such-deletion")
     assert unknown.returncode == 1
     assert "HTTP 404" in unknown.stderr
+    assert unknown.stderr.count("\n") == 1, "one line, no library warning"
+    wrong_secret = cli(service, "status", "x", "--client-secret", "wrong")
+    assert wrong_secret.returncode == 1
+    assert "token request refused: invalid_client: client authentication failed" in wrong_secret.stderr
+    no_issuer = cli(service, "status", "x", "--token-url", "http://127.0.0.1:9/token")
+    assert no_issuer.returncode == 1
+    assert "kafka-purge: " in no_issuer.stderr
+    assert "Traceback" not in no_issuer.stderr

@@ -1,6 +1,8 @@
-"""Spark test fixtures: one SparkSession for the whole run (local[2], UI off, quiet), the emulated
-Kafka cluster as a process (Spark's Python workers reach it over TCP, and blocking Spark calls from the
-test never stall it), and helpers to produce records and commit group offsets with kafka-python.
+"""The service's Spark tests: pull mode, and push mode end to end with kafka-purge-spark's listener (the
+client's own tests are in clients/spark/tests). Fixtures: one SparkSession for the whole run (local[2],
+UI off, quiet), the emulated Kafka cluster as a process (Spark's Python workers reach it over TCP, and
+blocking Spark calls from the test never stall it), and helpers to produce records and commit group
+offsets with kafka-python.
 
 Every test here is marked ``spark`` and skipped when pyspark or Java is missing.
 """

@@ -14,11 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from conftest import ROOT, Emulator, running, wait_until
 
-from app.integrations.spark.listener import ClientCredentials, PurgeProgressListener
+from kafka_purge_spark import ClientCredentials, PurgeProgressListener
+from kafka_purge_spark.tokens import authorize
 
 SECRET = "etl-secret"
 
@@ -42,6 +43,13 @@ def service(emulator: Emulator, tmp_path: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+def etl_api(credentials: ClientCredentials, service: str) -> httpx2.Client:
+    """A client of the service authenticated as ``etl``, with the same token handling as the listener."""
+    api = credentials.client(base_url=service, timeout=10)
+    authorize(api)
+    return api
+
+
 def produce_wave(emulator: Emulator, topic: str, wave: int, per_partition: int = 10) -> None:
     emulator.produce(topic, [f"w{wave}-{i}".encode() for i in range(2 * per_partition)], 2)
 
@@ -50,14 +58,14 @@ def log_start_offsets(emulator: Emulator, topic: str) -> dict[int, int]:
     return emulator.log_start_offsets(topic)
 
 
-def spark_positions(api: httpx.Client, name: str) -> dict[int, int]:
+def spark_positions(api: httpx2.Client, name: str) -> dict[int, int]:
     consumer = api.get(f"/v1/clusters/demo/consumers/{name}")
     if consumer.status_code != 200:
         return {}
     return {p["partition"]: p["offset"] for p in consumer.json()["progress"]}
 
 
-def submitted_runs(api: httpx.Client) -> list[dict[str, Any]]:
+def submitted_runs(api: httpx2.Client) -> list[dict[str, Any]]:
     runs = api.get("/v1/clusters/demo/policies/e2e/runs").json()["items"]
     return [r for r in runs if r["status"] == "submitted"]
 
@@ -67,9 +75,9 @@ def test_policy_deletes_what_spark_and_a_group_consumed(
 ) -> None:
     topic = f"inter.e2e-{uuid.uuid4().hex[:8]}"
     emulator.create_topic(topic, 2)
-    tokens = ClientCredentials(f"{service}/oauth/token", "etl", SECRET)
-    api = httpx.Client(base_url=service, headers={"Authorization": f"Bearer {tokens()}"}, timeout=10)
-    listener = PurgeProgressListener(service, tokens, "enricher", cluster="demo")
+    credentials = ClientCredentials(f"{service}/oauth/token", "etl", SECRET)
+    api = etl_api(credentials, service)
+    listener = PurgeProgressListener(service, "enricher", cluster="demo", credentials=credentials)
     spark.streams.addListener(listener)
     policy = {
         "name": "e2e",
@@ -140,8 +148,7 @@ def test_pull_mode_follows_the_real_checkpoint(
     """No listener: the service reads the query's checkpoint itself (commits/ decides, not offsets/)."""
     topic = f"inter.pull-{uuid.uuid4().hex[:8]}"
     emulator.create_topic(topic, 2)
-    tokens = ClientCredentials(f"{service}/oauth/token", "etl", SECRET)
-    api = httpx.Client(base_url=service, headers={"Authorization": f"Bearer {tokens()}"}, timeout=10)
+    api = etl_api(ClientCredentials(f"{service}/oauth/token", "etl", SECRET), service)
     checkpoint = tmp_path / "checkpoint"
     consumer = {"name": "puller", "kind": "spark", "checkpoint_location": str(checkpoint)}
     assert api.post("/v1/clusters/demo/consumers", json=consumer).status_code == 201

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import re
+import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,40 +50,35 @@ def test_domain_depends_on_no_framework() -> None:
     )
 
 
-SPARK_MODULES = {
-    ROOT / "app" / "integrations" / "spark" / "listener.py",
-    ROOT / "app" / "integrations" / "spark" / "audit_report.py",
-}
+SPARK_CLIENT = ROOT / "clients" / "spark"
+SPARK_CLIENT_DEPENDENCIES = {"pyspark", "httpx2", "authlib"}
 
 
-def test_web_app_never_imports_pyspark() -> None:
-    # Only the listener and the report job (run inside Spark) may; the checkpoint reader the service uses
-    # and everything else must not.
+def test_the_service_never_imports_pyspark_nor_the_spark_client() -> None:
+    assert offenders("app", ("pyspark", "kafka_purge_spark")) == []
+
+
+def test_the_spark_client_imports_only_its_declared_dependencies() -> None:
+    # Never the service (``app``), nor anything pip would not install with kafka-purge-spark.
+    allowed = set(sys.stdlib_module_names) | SPARK_CLIENT_DEPENDENCIES | {"kafka_purge_spark"}
     found = [
         f"{path.relative_to(ROOT)} imports {name}"
-        for path, names in imported_modules("app").items()
-        if path not in SPARK_MODULES
+        for path, names in imported_modules("clients/spark/src").items()
         for name in names
-        if name == "pyspark" or name.startswith("pyspark.")
+        if name.split(".")[0] not in allowed
     ]
     assert found == []
-
-
-def test_nothing_imports_the_spark_modules() -> None:
-    spark_modules = {"app.integrations.spark.listener", "app.integrations.spark.audit_report"}
-    found = [
-        f"{path.relative_to(ROOT)} imports {name}"
-        for path, names in imported_modules("app").items()
-        if path not in SPARK_MODULES
-        for name in names & spark_modules
-    ]
-    assert found == []
+    project = tomllib.loads((SPARK_CLIENT / "pyproject.toml").read_text())["project"]
+    declared = {re.split(r"[<>=!~;\[ ]", requirement)[0].lower() for requirement in project["dependencies"]}
+    assert declared == SPARK_CLIENT_DEPENDENCIES
 
 
 def test_the_spark_guard_sees_the_spark_modules() -> None:
-    assert all(path.exists() for path in SPARK_MODULES)
+    client = imported_modules("clients/spark/src")
+    assert "pyspark.sql" in client[SPARK_CLIENT / "src" / "kafka_purge_spark" / "audit_report.py"]
     assert (
-        "pyspark.sql" in imported_modules("app/integrations")[ROOT / "app/integrations/spark/audit_report.py"]
+        "authlib.integrations.httpx_client"
+        in client[SPARK_CLIENT / "src" / "kafka_purge_spark" / "tokens.py"]
     )
 
 

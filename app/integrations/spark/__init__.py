@@ -1,8 +1,8 @@
-"""Spark Structured Streaming as a consumer of Kafka data for consumed-data retention.
+"""Spark Structured Streaming as a consumer of Kafka data for consumed-data retention, service side.
 
-- ``checkpoint``: pure Python (no pyspark), reads the offsets a query has committed from its checkpoint.
-- ``listener``: a PySpark ``StreamingQueryListener`` that reports each batch's end offsets to the service.
-- ``audit_report``: a PySpark batch job over an audit export.
+- ``checkpoint``: reads the offsets a query has committed from its checkpoint (pull mode), without Spark.
+- ``checkpoint_roots``: where the service may read checkpoints from.
 
-This package's ``__init__`` imports nothing so that the web app can use ``checkpoint`` without pyspark.
+The Spark side (the progress listener that pushes offsets, the audit report job) is its own
+distribution, ``kafka-purge-spark`` in ``clients/spark/``: the service never imports pyspark.
 """

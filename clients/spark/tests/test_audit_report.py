@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow.parquet as pq
 from audit_events import generate, recount
 
-from app.integrations.spark import audit_report
+from kafka_purge_spark import audit_report
 
 EVENTS = 100_000
 

@@ -1,8 +1,8 @@
 """Compliance report over kafka-purge's audit trail, as a PySpark batch job.
 
-    spark-submit app/integrations/spark/audit_report.py --input export.ndjson --output report/
-    python -m app.integrations.spark.audit_report --input export.ndjson --output report/ [--master local[*]]
-    python -m app.integrations.spark.audit_report --sqlite data/kafka-purge.db --output report/
+    kafka-purge-audit-report --input export.ndjson --output report/ [--master local[*]]
+    kafka-purge-audit-report --sqlite data/kafka-purge.db --output report/
+    python -m kafka_purge_spark.audit_report --input export/ --output report/ --master spark://host:7077
 
 The input is ``GET /v1/audit/export`` (NDJSON, files or a folder), or the service's SQLite database. Per
 cluster, topic, principal (the requester) and UTC day of the request the report has:
@@ -231,7 +231,7 @@ def run(
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="audit_report", description="kafka-purge compliance report (PySpark)"
+        prog="kafka-purge-audit-report", description="kafka-purge compliance report (PySpark)"
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--input", nargs="+", help="audit export NDJSON files or folders")
