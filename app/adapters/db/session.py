@@ -7,8 +7,8 @@ write lock up front makes writers queue on busy_timeout instead. Every connectio
 foreign keys enforced.
 
 Writes go through one unit of work, :func:`write_transaction`, which commits or rolls back at its end;
-reads through :func:`read_session`. A synchronous read of Core rows (the API's hot read paths,
-``app.adapters.db.repositories.deletion_reads``) runs inside it (:func:`run_read`).
+reads through a read session (:func:`read_session`; :func:`run_read` runs a synchronous read of Core rows,
+the API's hot read paths in ``app.adapters.db.repositories.deletion_reads``, in one the same way).
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 from sqlalchemy.util import await_only
@@ -29,6 +31,7 @@ from sqlalchemy.util import await_only
 BEGIN_IMMEDIATE = "purge_begin_immediate"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 log = logging.getLogger("kafka_purge.db")
+_SOCKET_CHECK_ONLY: ContextVar[bool] = ContextVar("purge_socket_check_only", default=False)
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -101,10 +104,12 @@ def _ping_once(dbapi_connection: Any) -> bool:
     """The pre-ping as one round trip. SQLAlchemy's asyncpg ping wraps its ``;`` in BEGIN ... ROLLBACK
     (for PgBouncer in transaction mode; a lone ``;`` is fine there too): three round trips per checkout,
     more than a small request's own queries. False makes the pool replace its connections, as a failed
-    ping does."""
+    ping does. Checkouts by :func:`run_read` only look at the socket (see there)."""
     driver = dbapi_connection.driver_connection
     if driver.is_closed():
         return False
+    if _SOCKET_CHECK_ONLY.get():
+        return True
     try:
         await_only(driver.fetchrow(";"))
     except Exception:
@@ -169,7 +174,44 @@ async def run_read(
     *args: P.args,
     **kwargs: P.kwargs,
 ) -> T:
-    """``read(session, *args, **kwargs)``, a synchronous read, run inside :func:`read_session` with
-    ``AsyncSession.run_sync``: every statement of it in one hop to the greenlet."""
-    async with read_session(sessionmaker) as session:
-        return await session.run_sync(read, *args, **kwargs)
+    """``read(session, *args, **kwargs)``, a synchronous read, run as :func:`read_session` runs reads
+    (autocommit on PostgreSQL), checkout included, in one ``AsyncSession.run_sync``: every step in one hop
+    to the greenlet. For the API's hot reads.
+
+    The checkout skips the pre-ping round trip (as costly as a small query): a connection the database
+    closed is still refused when its socket has seen the close. One that died an instant ago (say the
+    database restarted) fails its first statement instead, which invalidates it and every older
+    connection of the pool; ``read`` then runs once more, on a pinged connection. A read changes
+    nothing, so running it twice is safe; any other error is raised as is.
+    """
+    try:
+        return await _read_once(sessionmaker, False, read, args, kwargs)
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+    return await _read_once(sessionmaker, True, read, args, kwargs)
+
+
+async def _read_once(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    ping: bool,
+    read: Callable[..., T],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> T:
+    async with sessionmaker() as session:
+        return await session.run_sync(_read_in, ping, read, args, kwargs)
+
+
+def _read_in(
+    session: Session, ping: bool, read: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> T:
+    # Runs in the greenlet of ``run_sync``: the flag is seen by _ping_once during this checkout only.
+    token = _SOCKET_CHECK_ONLY.set(not ping)
+    try:
+        bind = session.get_bind()
+        postgresql = bind.dialect.name == "postgresql"
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"} if postgresql else None)
+    finally:
+        _SOCKET_CHECK_ONLY.reset(token)
+    return read(session, *args, **kwargs)

@@ -1,6 +1,7 @@
-"""The read path (``run_read``: a synchronous read inside ``read_session``) on both databases, and on
-PostgreSQL: reads after the server dropped every connection, the connections opened at start-up, and what
-a new connection learns when it opens."""
+"""The read paths on both databases: ``run_read`` (a synchronous read, checkout included, in one hop to the
+greenlet; the checkout skips the pool's pre-ping and the read runs once more when its connection was dead)
+and ``read_session``; on PostgreSQL reads after the server dropped every connection, the connections
+opened at start-up, and what a new connection learns when it opens."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ import asyncpg
 import pytest
 from deletion_rows import new_deletion
 from sqlalchemy import event, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from app.adapters.db.repositories.claims import Lease
 from app.adapters.db.repositories.deletions import PlannedPartition, create_deletions
-from app.adapters.db.session import create_engine, open_connections, run_read
+from app.adapters.db.session import create_engine, open_connections, read_session, run_read
 from app.domain.ports import TopicPartition
 
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -32,6 +34,23 @@ def record_statements(engine: AsyncEngine) -> list[str]:
         statements.append(statement)
 
     return statements
+
+
+def pings(engine: AsyncEngine) -> list[bool]:
+    """One entry per pre-ping that went to the server (``_ping_once`` sends ``;`` with the driver)."""
+    sent: list[bool] = []
+    original = engine.sync_engine.dialect.do_ping
+
+    def counting(dbapi_connection: Any) -> bool:
+        driver = dbapi_connection.driver_connection
+        before = driver._protocol.queries_count  # asyncpg counts every query it sends
+        alive = original(dbapi_connection)
+        if driver._protocol.queries_count != before:
+            sent.append(alive)
+        return alive
+
+    engine.sync_engine.dialect.do_ping = counting  # type: ignore[method-assign]
+    return sent
 
 
 def select_one(session: Session) -> int:
@@ -61,6 +80,47 @@ async def test_reads_on_both_databases(engine: AsyncEngine, sessionmaker: Maker)
     # PostgreSQL reads run in autocommit (no BEGIN/ROLLBACK); SQLite's begin hook still opens one.
     expected = ["BEGIN", "SELECT 1"] if engine.dialect.name == "sqlite" else ["SELECT 1"]
     assert statements == expected
+
+
+async def test_read_checkouts_skip_the_ping_and_sessions_keep_it(
+    engine: AsyncEngine, sessionmaker: Maker, migrated_url: str
+) -> None:
+    postgresql_only(migrated_url)
+    sent = pings(engine)
+    await run_read(sessionmaker, select_one)  # a new connection: never pinged
+    await run_read(sessionmaker, select_one)
+    assert sent == []
+    async with read_session(sessionmaker) as session:
+        await session.execute(text("SELECT 1"))
+    assert sent == [True]
+
+
+async def test_a_read_on_a_connection_that_died_runs_again(sessionmaker: Maker, migrated_url: str) -> None:
+    postgresql_only(migrated_url)
+    attempts: list[int] = []
+
+    def read(session: Session) -> int:
+        attempts.append(1)
+        if len(attempts) == 1:
+            # The server ends this very connection: the statement fails as a dead connection does.
+            session.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
+        return select_one(session)
+
+    assert await run_read(sessionmaker, read) == 1
+    assert len(attempts) == 2
+
+
+async def test_other_errors_are_raised_without_running_again(sessionmaker: Maker) -> None:
+    attempts: list[int] = []
+
+    def read(session: Session) -> None:
+        attempts.append(1)
+        session.execute(text("SELECT * FROM no_such_table"))
+
+    with pytest.raises(DBAPIError) as raised:
+        await run_read(sessionmaker, read)
+    assert not raised.value.connection_invalidated
+    assert len(attempts) == 1
 
 
 async def test_reads_succeed_right_after_the_database_dropped_every_connection(
