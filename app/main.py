@@ -20,6 +20,7 @@ from app import auth
 from app.adapters.db.migrate import upgrade
 from app.adapters.db.session import create_engine, make_sessionmaker, open_connections
 from app.adapters.kafka import KafkaClusters
+from app.api.docs import install_docs
 from app.api.guards import CanReadAudit
 from app.api.middleware import (
     BodySizeLimitMiddleware,
@@ -99,9 +100,19 @@ def create_app(
             app.state.scheduler = opened.workers.scheduler
             yield
 
-    app = FastAPI(title="kafka-purge", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    # The documentation routes are the service's own (app.api.docs): assets served locally, no CDN.
+    app = FastAPI(
+        title="kafka-purge",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+    )
     install_problem_handlers(app)
     auth.install(app, settings)
+    install_docs(app)
     for module in (deletions, partitions, offsets, acls, health, consumers, policies):
         app.include_router(module.router)
     # The audit trail spans every cluster: reading it needs DESCRIBE on CLUSTER of each.

@@ -26,6 +26,8 @@ AclSource = Literal["service", "kafka"]
 # pydantic's errors quote the input they refused (a whole cluster object with its sasl_password, a
 # database URL with its password): never in a configuration error, in any group.
 HIDE_INPUT = ConfigDict(hide_input_in_errors=True)
+# RFC 6749 §3.3 scope-token: printable ASCII but space, double quote and backslash.
+SCOPE_TOKEN = r"[\x21\x23-\x5b\x5d-\x7e]+"  # noqa: S105 - a pattern, not a secret
 
 
 class SettingsGroup(BaseModel):
@@ -98,6 +100,10 @@ class AuthSettings(SettingsGroup):
     dev_clients: dict[str, SecretStr] = Field(default_factory=dict)
     dev_client_groups: dict[str, list[str]] = Field(default_factory=dict)
     dev_token_ttl_seconds: int = Field(default=3600, ge=60)
+    # Swagger UI's login (authorization code + PKCE) at the issuer: a public client registered there with
+    # ``<service URL>/docs/oauth2-redirect`` as its redirect URI, and the scopes to ask for.
+    ui_client_id: str | None = Field(default=None, max_length=255, pattern=r"^[\x21-\x7e]+$")
+    ui_scopes: str = Field(default="openid", pattern=rf"^{SCOPE_TOKEN}( {SCOPE_TOKEN})*$")
 
     @field_validator("algorithms")
     @classmethod
@@ -228,6 +234,10 @@ class Settings(BaseSettings):
             raise ValueError(
                 "PURGE_AUTH_DEV_ISSUER=true cannot run next to a production issuer: unset "
                 "PURGE_AUTH_ISSUER and PURGE_AUTH_JWKS_URL, or the dev issuer"
+            )
+        if self.auth.dev_issuer and self.auth.ui_client_id:
+            raise ValueError(
+                "PURGE_AUTH_UI_CLIENT_ID logs in at PURGE_AUTH_ISSUER: the dev issuer has no login page"
             )
         if not self.auth.dev_issuer and not (self.auth.issuer and self.auth.jwks_url):
             raise ValueError(

@@ -56,19 +56,25 @@ def good_claims(**overrides: Any) -> dict[str, Any]:
 
 
 class FakeIdP:
-    """Serves ``/jwks`` from the keys in ``published``; counts every request it gets."""
+    """Serves ``/jwks`` from the keys in ``published``, and ``discovery`` (when set) at
+    ``/.well-known/openid-configuration``; counts every request it gets."""
 
     def __init__(self) -> None:
         self.keys = {"k1": new_key("k1"), "k2": new_key("k2")}
         self.published = ["k1", "k2"]
         self.hits = 0
         self.fail = False
+        self.discovery: Any = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
     def jwks_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/jwks"
+        return f"{self.url}/jwks"
 
     def start(self) -> FakeIdP:
         self._thread.start()
@@ -98,7 +104,8 @@ class FakeIdP:
                 if idp.fail:
                     self.send_error(503)
                     return
-                body = json.dumps(idp.jwks()).encode()
+                document = idp.discovery if self.path == "/.well-known/openid-configuration" else idp.jwks()
+                body = json.dumps(document).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))

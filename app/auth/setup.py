@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from app.auth.browser_login import BrowserLogin
 from app.auth.dev_issuer import DevIssuer
 from app.auth.dev_router import build_router
 from app.auth.jwks import JwksCache, KeySource, StaticKeys
@@ -20,6 +21,7 @@ class AuthComponents:
     settings: Settings
     validator: TokenValidator
     dev_issuer: DevIssuer | None
+    browser_login: BrowserLogin | None = None
 
 
 DEV_ISSUER_PATH = "/dev-issuer"
@@ -45,6 +47,7 @@ def build_auth(settings: Settings) -> AuthComponents:
     issuer = expected_issuer(settings)
     dev_issuer: DevIssuer | None = None
     keys: KeySource
+    login = BrowserLogin(settings.auth, issuer) if settings.auth.ui_client_id else None
     if settings.auth.dev_issuer:
         dev_issuer = DevIssuer(settings.auth, issuer)
         keys = StaticKeys(dev_issuer.public_keys)
@@ -52,11 +55,12 @@ def build_auth(settings: Settings) -> AuthComponents:
         if not settings.auth.jwks_url:
             raise ValueError("PURGE_AUTH_JWKS_URL is required without the dev issuer")
         keys = JwksCache(settings.auth.jwks_url, ttl=settings.auth.jwks_cache_seconds)
-    return AuthComponents(settings, TokenValidator(settings.auth, issuer, keys), dev_issuer)
+    return AuthComponents(settings, TokenValidator(settings.auth, issuer, keys), dev_issuer, login)
 
 
 def install(app: FastAPI, settings: Settings, components: AuthComponents | None = None) -> AuthComponents:
-    """Puts the validator on ``app.state.auth``; with the dev issuer, mounts its routes and Swagger wiring."""
+    """Puts the validator on ``app.state.auth``; with the dev issuer, mounts its routes and Swagger wiring;
+    with a UI client id, Swagger UI's login (the scheme itself is added per request, ``app.api.docs``)."""
     auth = components or build_auth(settings)
     app.state.auth = auth
     if auth.dev_issuer is not None:
@@ -64,6 +68,8 @@ def install(app: FastAPI, settings: Settings, components: AuthComponents | None 
         app.swagger_ui_init_oauth = {"appName": "kafka-purge", "scopes": ""}
     else:
         _declare_plain_bearer(app)
+    if auth.browser_login is not None:
+        app.swagger_ui_init_oauth = auth.browser_login.swagger_init_oauth()
     return auth
 
 

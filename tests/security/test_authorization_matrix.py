@@ -26,6 +26,7 @@ import pytest
 import pytest_asyncio
 from fastapi import FastAPI, routing
 from pydantic import SecretStr
+from starlette.routing import Mount
 
 from app.adapters.db.migrate import upgrade
 from app.main import create_app
@@ -87,6 +88,7 @@ MATRIX = [
     Row("GET",    "/docs",                                                      200, 200, 200, 200, 200, "public"),
     Row("GET",    "/docs/oauth2-redirect",                                      200, 200, 200, 200, 200, "public"),
     Row("GET",    "/redoc",                                                     200, 200, 200, 200, 200, "public"),
+    Row("GET",    "/docs/assets/{path}",                                        200, 200, 200, 200, 200, "public"),
     Row("POST",   "/oauth/token",                                               401, 200, 200, 200, 200, "client credentials"),
     Row("GET",    "/.well-known/jwks.json",                                     200, 200, 200, 200, 200, "public"),
     # Deletions: DELETE on the topics to submit or cancel; seen by the requester or DESCRIBE on every topic.
@@ -127,8 +129,9 @@ ROWS = {(row.method, row.path): row for row in MATRIX}
 
 
 def app_routes(app: FastAPI) -> set[tuple[str, str]]:
-    """Every (method, path template) the app answers; HEAD only where it is not GET's shadow."""
-    found = set()
+    """Every (method, path template) the app answers; HEAD only where it is not GET's shadow. A mounted
+    app (static files) is one GET row for every path under its prefix."""
+    found = {("GET", f"{route.path}/{{path}}") for route in app.routes if isinstance(route, Mount)}
     for route in routing.iter_route_contexts(app.routes):
         methods = set(route.methods or ())
         if "GET" in methods:

@@ -221,6 +221,7 @@ def filled(world: World, template: str, name: str) -> str:
         "topic": TOPIC,
         "partition": 0,
         "name": name,
+        "path": "swagger-ui.css",  # a documentation asset
     }
     return template.format(**values)
 

@@ -1,0 +1,51 @@
+"""What a person does in Swagger UI, as Playwright steps: open the Authorize dialog, try an operation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from playwright.sync_api import Locator, Page, Response, expect
+
+CREATE_DELETION = "operations-deletions-create_deletion_v1_deletions_post"
+
+
+def open_docs(page: Page, base: str) -> None:
+    """Loads /docs and waits until Swagger UI has rendered the API from /openapi.json."""
+    page.goto(f"{base}/docs")
+    expect(page.locator(".information-container .title")).to_contain_text("kafka-purge")
+    expect(page.locator(f"#{CREATE_DELETION}")).to_be_visible()
+
+
+def authorize_dialog(page: Page) -> Locator:
+    page.locator(".auth-wrapper button.authorize").click()
+    dialog = page.locator(".modal-ux")
+    expect(dialog).to_be_visible()
+    return dialog
+
+
+def expect_authorized(dialog: Locator) -> None:
+    """Swagger UI offers to log out once it holds a token; then the dialog is closed."""
+    expect(dialog.get_by_role("button", name="Remove authorization")).to_be_visible()
+    dialog.locator("button.btn-done").click()
+    expect(dialog).to_be_hidden()
+
+
+def try_it_out(page: Page, operation_id: str, body: dict[str, Any]) -> tuple[Response, Locator]:
+    """Expands the operation, edits its request body, presses Execute: the HTTP response Swagger UI got,
+    and the operation's block (where it shows that response)."""
+    operation = page.locator(f"#{operation_id}")
+    if not operation.locator(".opblock-body").count():
+        operation.locator(".opblock-summary").click()
+    start = operation.get_by_role("button", name="Try it out")
+    if start.count():  # a second try keeps the block in its editing state
+        start.click()
+    operation.locator("textarea.body-param__text").fill(json.dumps(body))
+    with page.expect_response(lambda r: r.request.method != "OPTIONS" and "/v1/" in r.url) as answer:
+        operation.get_by_role("button", name="Execute").click()
+    return answer.value, operation
+
+
+def shown_status(operation: Locator) -> Locator:
+    """The status code of the live response Swagger UI displays."""
+    return operation.locator(".live-responses-table .response .response-col_status").first
