@@ -20,7 +20,7 @@ from fastapi.openapi.docs import (
     get_swagger_ui_html,
     get_swagger_ui_oauth2_redirect_html,
 )
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from app.auth import AuthComponents, current_principal
@@ -38,12 +38,13 @@ SWAGGER_UI_PARAMETERS = {"validatorUrl": None}
 REDOC_POLICY = {"Content-Security-Policy": "img-src 'self' data:"}
 
 router = APIRouter(include_in_schema=False)
+# Starlette's static files (ETag and Last-Modified, 304s, no path leaving the folder) behind a route of
+# ours, so the assets have a route template like every other path (metrics, authorization matrix).
+assets = StaticFiles(directory=str(files(ASSETS_PACKAGE).joinpath("static")))
 
 
 def install_docs(app: FastAPI) -> None:
-    """Mounts the assets and adds the documentation routes (create the app with them turned off)."""
-    assets = files(ASSETS_PACKAGE).joinpath("static")
-    app.mount(ASSETS_PATH, StaticFiles(directory=str(assets)), name="docs-assets")
+    """Adds the documentation routes (create the app with FastAPI's own turned off)."""
     app.include_router(router)
 
 
@@ -89,6 +90,11 @@ async def swagger_ui(request: Request) -> HTMLResponse:
 @router.get(OAUTH2_REDIRECT_PATH)
 async def swagger_ui_oauth2_redirect() -> HTMLResponse:
     return get_swagger_ui_oauth2_redirect_html()
+
+
+@router.get(ASSETS_PATH + "/{path}")
+async def asset(path: str, request: Request) -> Response:
+    return await assets.get_response(path, request.scope)
 
 
 @router.get(REDOC_PATH)

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 from offline_browser import CHROMIUM, FLAGS, Offline
-from playwright.sync_api import Browser, Playwright, sync_playwright
+from playwright.sync_api import Browser, Playwright, expect, sync_playwright
+
+# A loaded two-core machine may take seconds to parse Swagger UI's 1.5 MB bundle.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="module")

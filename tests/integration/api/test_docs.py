@@ -66,7 +66,9 @@ async def test_every_asset_is_served_with_validators(client: httpx.AsyncClient, 
     assert again.status_code == 304
 
 
-@pytest.mark.parametrize("path", ["nope.js", "../__init__.py", "%2e%2e/core.py", "..%2f..%2fsettings.py"])
+@pytest.mark.parametrize(
+    "path", ["nope.js", "../__init__.py", "%2e%2e", "%2e", "%2e%2e/core.py", "..%2f..%2fsettings.py"]
+)
 async def test_anything_else_under_assets_is_a_problem_404(client: httpx.AsyncClient, path: str) -> None:
     response = await client.get(f"/docs/assets/{path}")
     assert response.status_code == 404
