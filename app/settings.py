@@ -104,6 +104,9 @@ class AuthSettings(SettingsGroup):
     # ``<service URL>/docs/oauth2-redirect`` as its redirect URI, and the scopes to ask for.
     ui_client_id: str | None = Field(default=None, max_length=255, pattern=r"^[\x21-\x7e]+$")
     ui_scopes: str = Field(default="openid", pattern=rf"^{SCOPE_TOKEN}( {SCOPE_TOKEN})*$")
+    # Where the service reads the issuer's discovery document when it reaches the issuer at another
+    # address than browsers do (a container network); unset: ``<issuer>/.well-known/openid-configuration``.
+    discovery_url: str | None = None
 
     @field_validator("algorithms")
     @classmethod

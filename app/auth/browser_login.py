@@ -21,12 +21,12 @@ SCHEME_HELP = (
 class BrowserLogin:
     """Swagger UI's login settings and, once discovered, the OpenAPI security scheme that drives it."""
 
-    def __init__(self, settings: AuthSettings, issuer: str, discovery: OidcDiscovery | None = None) -> None:
+    def __init__(self, settings: AuthSettings, issuer: str) -> None:
         if not settings.ui_client_id:
             raise ValueError("PURGE_AUTH_UI_CLIENT_ID is required for the browser login")
         self.client_id = settings.ui_client_id
         self.scopes = settings.ui_scopes.split()
-        self.discovery = discovery or OidcDiscovery(issuer)
+        self.discovery = OidcDiscovery(issuer, url=settings.discovery_url)
 
     def swagger_init_oauth(self) -> dict[str, Any]:
         """Swagger UI's ``initOAuth``: the public client, PKCE, and the scopes ticked in advance."""

@@ -1,9 +1,11 @@
 """OpenID Connect Discovery 1.0: where the configured issuer's users log in and where tokens are issued.
 
 Swagger UI's login needs the issuer's authorization and token endpoints. They are read from
-``<issuer>/.well-known/openid-configuration`` on first use, kept for ``ttl`` seconds, and after a failed
-fetch asked again only after ``failure_backoff`` seconds (the documentation then offers no login, and
-the last good answer is kept if there was one).
+``<issuer>/.well-known/openid-configuration`` (or the configured discovery URL, when the service reaches
+the issuer at another address than browsers do) on first use, kept for ``ttl`` seconds, and after a
+failed fetch asked again only after ``failure_backoff`` seconds (the documentation then offers no
+login, and the last good answer is kept if there was one). The document must name the configured
+issuer; its endpoints are used as they are, by browsers.
 """
 
 from __future__ import annotations
@@ -64,13 +66,14 @@ class OidcDiscovery:
         self,
         issuer: str,
         *,
+        url: str | None = None,
         ttl: float = 3600.0,
         failure_backoff: float = 30.0,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.issuer = issuer
-        self.url = discovery_url(issuer)
+        self.url = url or discovery_url(issuer)
         self.ttl = ttl
         self.failure_backoff = failure_backoff
         self.timeout = timeout

@@ -190,6 +190,17 @@ def test_the_swagger_client_is_public_with_pkce_and_the_instances_redirects(
     assert set(swagger["webOrigins"]) == public_urls
 
 
+def test_the_instances_log_people_in_with_the_swagger_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The instances read the discovery document inside the network; Keycloak writes every endpoint in
+    it with the address browsers use (no dynamic back-channel URLs), so Swagger UI can reach them."""
+    for name in INSTANCES:
+        auth = settings_of(name, monkeypatch).auth
+        assert auth.ui_client_id == "kafka-purge-swagger"
+        realm_path = f"/realms/{REALM['realm']}/.well-known/openid-configuration"
+        assert urlsplit(auth.discovery_url or "").path == realm_path
+    assert env(SERVICES["keycloak"])["KC_HOSTNAME_BACKCHANNEL_DYNAMIC"] == "false"
+
+
 def test_users_and_groups_exist_and_the_super_user_group_is_one(monkeypatch: pytest.MonkeyPatch) -> None:
     groups = {f"/{group['name']}" for group in REALM["groups"]}
     users = {user["username"]: user for user in REALM["users"]}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from auth_idp import FakeIdP
+from auth_idp import ISSUER, FakeIdP
 from conftest import ClientFactory, idp_settings
 
 from app.auth.discovery import OidcDiscovery
@@ -49,6 +49,22 @@ async def test_the_document_offers_the_discovered_login_flow(client_for: ClientF
     assert '"usePkceWithAuthorizationCodeGrant": true' in init_oauth.group(1)
     assert '"scopes": "openid groups"' in init_oauth.group(1)
     assert "oauth2RedirectUrl: window.location.origin + '/docs/oauth2-redirect'" in docs
+
+
+async def test_the_document_may_be_read_where_the_service_reaches_the_issuer(
+    client_for: ClientFactory, idp: FakeIdP
+) -> None:
+    # The issuer's name is the address browsers use; the service reaches it at another one.
+    idp.discovery = {
+        "issuer": ISSUER,
+        "authorization_endpoint": f"{ISSUER}authorize",
+        "token_endpoint": f"{ISSUER}token",
+    }
+    where = f"{idp.url}/.well-known/openid-configuration"
+    async with client_for(idp_settings(idp, ui_client_id=UI_CLIENT, discovery_url=where)) as (client, _):
+        schema = (await client.get("/openapi.json")).json()
+    flow = schema["components"]["securitySchemes"]["OAuth2"]["flows"]["authorizationCode"]
+    assert (flow["authorizationUrl"], flow["tokenUrl"]) == (f"{ISSUER}authorize", f"{ISSUER}token")
 
 
 async def test_a_document_naming_another_issuer_offers_no_login(
