@@ -136,5 +136,9 @@ def test_demo_from_an_empty_directory(installed: Installed, empty_dir: Path) -> 
         docs = demo.wait_for_line(r"Swagger UI:\s+(http://\S+)/docs").group(1)
         demo.wait_for_line(r"kafka-purge demo is running")
         assert httpx.get(f"{docs}/readyz", timeout=10).status_code == 200
+        # Swagger UI's bundle comes from an installed dependency, not from the repository.
+        bundle = httpx.get(f"{docs}/docs/assets/swagger-ui-bundle.js", timeout=10)
+        assert bundle.status_code == 200
+        assert "SwaggerUIBundle" in bundle.text
         assert demo.stop() == 0
     assert (empty_dir / "data" / "demo.db").is_file()
