@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from child_process import running
+from helpers.child_process import running
 from offline_browser import ROOT, Offline
 from playwright.sync_api import Locator, Response, expect
 from swagger_ui import CREATE_DELETION, authorize_dialog, expect_authorized, open_docs, try_it_out

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from child_process import running
+from helpers.child_process import running
 from offline_browser import ROOT, Offline
 from playwright.sync_api import expect
 from swagger_ui import (

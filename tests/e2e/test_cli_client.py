@@ -13,7 +13,16 @@ from typing import Any
 
 import httpx
 import pytest
-from test_demo_serve import ROOT, _get, _produce, kafka_purge, purge_env, running, service_url, wait_until
+from helpers.demo_processes import (
+    ROOT,
+    get_or_none,
+    kafka_purge,
+    produce_records,
+    purge_env,
+    running,
+    service_url,
+    wait_until,
+)
 
 KAFKA_DOC_EXAMPLE = '{"partitions":\n  [{"topic": "foo", "partition": 1, "offset": 1}],\n "version":1\n}\n'
 
@@ -32,11 +41,11 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     with running(emulator_cmd, {**os.environ, "PYTHONPATH": str(ROOT)}, tmp) as emulator:
         bootstrap = json.loads(emulator.wait_for_line(r"^\{.*\"bootstrap\".*\}$").group(0))["bootstrap"]
         for topic, partitions in (("foo", 2), ("events", 3), ("bad", 1)):
-            _produce(bootstrap, topic, partitions, 10)
+            produce_records(bootstrap, topic, partitions, 10)
         env = purge_env(tmp, PURGE_CLUSTERS=json.dumps({"demo": {"bootstrap_servers": bootstrap}}))
         with running(kafka_purge("serve", "--port", "0"), env, tmp) as process:
             url = service_url(process)
-            wait_until(lambda: _get(f"{url}/healthz"))
+            wait_until(lambda: get_or_none(f"{url}/healthz"))
             yield {"url": url, "dir": str(tmp)}
 
 

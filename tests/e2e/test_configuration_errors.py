@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from child_process import running
+from helpers.child_process import running
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "hunter2-do-not-print"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_crash_support import (
+from helpers.service_processes import (
     Database,
     database_url,
     emulator_process,

@@ -3,7 +3,6 @@ configured through PURGE_* environment variables only, against the emulator run 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sqlite3
@@ -12,47 +11,19 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from aiokafka import AIOKafkaProducer
-from child_process import Process, running
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def purge_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
-    return {
-        **env,
-        "PYTHONPATH": str(ROOT),
-        "PURGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'db' / 'purge.db'}",
-        "PURGE_AUTH_DEV_ISSUER": "true",
-        "PURGE_AUTH_DEV_CLIENTS": '{"admin": "admin-secret"}',
-        "PURGE_WORKER_POLL_INTERVAL_SECONDS": "0.05",
-        "PURGE_SUPER_USERS": "User:admin",
-        **extra,
-    }
-
-
-def kafka_purge(*args: str) -> list[str]:
-    return [sys.executable, "-m", "app", *args]
-
-
-def service_url(process: Process) -> str:
-    port = process.wait_for_line(r"serving HTTP on [\d.]+:(\d+)").group(1)
-    return f"http://127.0.0.1:{port}"
-
-
-def wait_until(check: Any, seconds: float = 30.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not reached before the deadline"
-        time.sleep(0.1)
+from helpers.demo_processes import (
+    ROOT,
+    get_or_none,
+    kafka_purge,
+    produce_records,
+    purge_env,
+    running,
+    service_url,
+    wait_until,
+)
 
 
 @pytest.fixture
@@ -88,7 +59,7 @@ def test_unsafe_configuration_is_refused(tmp_path: Path) -> None:
 def test_serve_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
     with running(kafka_purge("serve", "--port", "0"), purge_env(tmp_path), tmp_path) as service:
         base = service_url(service)
-        health = wait_until(lambda: _get(f"{base}/healthz"))
+        health = wait_until(lambda: get_or_none(f"{base}/healthz"))
         assert health.status_code == 200
         unauthenticated = httpx.get(f"{base}/v1/deletions", timeout=5)
         assert unauthenticated.status_code == 401
@@ -97,17 +68,17 @@ def test_serve_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
             status = _status_with_authorization(f"{base}/v1/deletions", "Bearer " + "a" * size)
             # Our 8 KiB token cap answers 401; larger header blocks are refused by uvicorn's parser.
             assert status == 401 if size < 10_000 else status in (None, 400, 401, 431), (size, status)
-        assert _get(f"{base}/healthz") is not None, "still serving after oversized credentials"
+        assert get_or_none(f"{base}/healthz") is not None, "still serving after oversized credentials"
         assert service.stop() == 0
 
 
 def test_api_only_and_workers_only_split_the_work(tmp_path: Path, emulator: dict[str, str]) -> None:
     clusters = json.dumps({"demo": {"bootstrap_servers": emulator["bootstrap"]}})
     env = purge_env(tmp_path, PURGE_CLUSTERS=clusters)
-    _produce(emulator["bootstrap"], "events", 3, 50)
+    produce_records(emulator["bootstrap"], "events", 3, 50)
     with running(kafka_purge("serve", "--api-only", "--port", "0"), env, tmp_path) as api:
         base = service_url(api)
-        wait_until(lambda: _get(f"{base}/healthz"))
+        wait_until(lambda: get_or_none(f"{base}/healthz"))
         with httpx.Client(base_url=base, timeout=10) as client:
             grant = client.post(
                 "/oauth/token", data={"grant_type": "client_credentials"}, auth=("admin", "admin-secret")
@@ -136,33 +107,9 @@ def test_api_only_and_workers_only_split_the_work(tmp_path: Path, emulator: dict
     assert [p["low_watermark"] for p in state["topics"]["events"]["partitions"]] == [20, 20, 20]
 
 
-def _get(url: str) -> httpx.Response | None:
-    try:
-        return httpx.get(url, timeout=2)
-    except httpx.TransportError:
-        return None
-
-
 def _status_with_authorization(url: str, authorization: str) -> int | None:
     """The status code, or None when the server drops the connection instead of answering."""
     try:
         return httpx.get(url, headers={"Authorization": authorization}, timeout=5).status_code
     except httpx.TransportError:
         return None
-
-
-def _produce(bootstrap: str, topic: str, partitions: int, records: int) -> None:
-    async def produce() -> None:
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
-        await producer.start()
-        try:
-            sent = [
-                await producer.send(topic, f"record-{n}".encode(), partition=partition)
-                for partition in range(partitions)
-                for n in range(records)
-            ]
-            await asyncio.gather(*sent)
-        finally:
-            await producer.stop()
-
-    asyncio.run(produce())

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from child_process import running
-from test_crash_support import database_url, produce
+from helpers.child_process import running
+from helpers.service_processes import database_url, produce
 from wheel_build import ROOT, build_wheel, install_into_fresh_venv
 
 pytestmark = pytest.mark.slow

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from test_crash_support import (
+from helpers.service_processes import (
     Database,
     Send,
     database_url,

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import func, select
-from test_crash_support import (
+from helpers.service_processes import (
     Database,
     Service,
     database_url,
@@ -24,6 +23,7 @@ from test_crash_support import (
     service_env,
     start_service,
 )
+from sqlalchemy import func, select
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.session import read_session

@@ -8,16 +8,14 @@ stopped after the test.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from wire_client import RawConnection
+from helpers.emulator.factories import ClusterFactory, RawFactory
+from helpers.emulator.wire_client import RawConnection
 
 from kafka_emulator import EmulatedCluster
-
-RawFactory = Callable[..., Awaitable[RawConnection]]
-ClusterFactory = Callable[..., Awaitable[EmulatedCluster]]
 
 
 @pytest.fixture

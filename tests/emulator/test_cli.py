@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 from aiokafka import AIOKafkaClient
-from wire_client import RawConnection
+from helpers.emulator.wire_client import RawConnection
 
 STARTUP_TIMEOUT_S = 30
 

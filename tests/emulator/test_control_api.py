@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from conftest import RawFactory
+from helpers.emulator.factories import RawFactory
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode

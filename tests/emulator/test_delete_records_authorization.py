@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 import pytest
 from aiokafka import AIOKafkaClient
 from aiokafka.protocol.metadata import MetadataRequest_v1
-from aiokafka_requests import Pinned, delete_records, fetch, list_offsets
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
-from dataplane_clients import until
-from record_batches import batch
+from helpers.emulator.aiokafka_requests import Pinned, delete_records, fetch, list_offsets
+from helpers.emulator.dataplane_clients import until
+from helpers.emulator.record_batches import batch
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.acls import AclBinding, Operation, PatternType, Permission, ResourceType

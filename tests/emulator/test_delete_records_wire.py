@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 from aiokafka import AIOKafkaClient
-from aiokafka_requests import delete_records, list_offsets
-from dataplane_clients import confluent_delete, confluent_list_offsets, lsos, produce, until
+from helpers.emulator.aiokafka_requests import delete_records, list_offsets
+from helpers.emulator.dataplane_clients import confluent_delete, confluent_list_offsets, lsos, produce, until
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode

@@ -8,7 +8,7 @@ import time
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.structs import TopicPartition
-from dataplane_clients import confluent_delete, produce
+from helpers.emulator.dataplane_clients import confluent_delete, produce
 
 from kafka_emulator import EmulatedCluster
 

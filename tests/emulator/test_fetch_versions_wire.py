@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import struct
 
-from conftest import RawFactory
-from dataplane_clients import until
-from record_batches import batch
+from helpers.emulator.dataplane_clients import until
+from helpers.emulator.factories import RawFactory
+from helpers.emulator.record_batches import batch
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode

@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 import pytest
 from aiokafka import AIOKafkaClient, AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.structs import TopicPartition
-from aiokafka_requests import delete_records, fetch
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as ConfluentPartition
-from dataplane_clients import produce, replica, until
+from helpers.emulator.aiokafka_requests import delete_records, fetch
+from helpers.emulator.dataplane_clients import produce, replica, until
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode

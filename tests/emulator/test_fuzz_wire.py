@@ -13,11 +13,11 @@ from collections.abc import Iterator
 
 import pytest
 from aiokafka import AIOKafkaClient
-from conftest import RawFactory
+from helpers.emulator.factories import RawFactory
+from helpers.emulator.record_batches import batch
+from helpers.emulator.wire_client import RawConnection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from record_batches import batch
-from wire_client import RawConnection
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol import messages

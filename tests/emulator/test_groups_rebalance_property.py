@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
+from helpers.emulator.groups import HEARTBEAT, JOIN, LEAVE, SYNC, Harness, join_request, make_harness
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_groups_coordinator import HEARTBEAT, JOIN, LEAVE, SYNC, Harness, join_request, make_harness
 
 from kafka_emulator.groups.group import GroupState
 from kafka_emulator.protocol.errors import ErrorCode

@@ -8,10 +8,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 from aiokafka import AIOKafkaClient, AIOKafkaProducer
-from aiokafka_requests import delete_records, list_offsets
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
-from dataplane_clients import confluent_delete, confluent_list_offsets, produce, replica, until
+from helpers.emulator.aiokafka_requests import delete_records, list_offsets
+from helpers.emulator.dataplane_clients import (
+    confluent_delete,
+    confluent_list_offsets,
+    produce,
+    replica,
+    until,
+)
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 from aiokafka import AIOKafkaClient
-from aiokafka_requests import delete_records
-from dataplane_clients import confluent_delete, lsos, produce, replica, until
+from helpers.emulator.aiokafka_requests import delete_records
+from helpers.emulator.dataplane_clients import confluent_delete, lsos, produce, replica, until
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 from aiokafka import AIOKafkaClient
-from aiokafka_requests import delete_records
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient
-from conftest import ClusterFactory
-from dataplane_clients import produce
+from helpers.emulator.aiokafka_requests import delete_records
+from helpers.emulator.dataplane_clients import produce
+from helpers.emulator.factories import ClusterFactory
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode

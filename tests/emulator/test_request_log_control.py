@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 from aiokafka import AIOKafkaClient
-from aiokafka_requests import delete_records
-from dataplane_clients import produce
+from helpers.emulator.aiokafka_requests import delete_records
+from helpers.emulator.dataplane_clients import produce
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.__main__ import cluster_options, parse_args

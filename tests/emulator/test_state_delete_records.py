@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from record_batches import batch
+from helpers.emulator.record_batches import batch
 
 from kafka_emulator.handlers.delete_records import delete_records_handler
 from kafka_emulator.handlers.produce import produce_handler

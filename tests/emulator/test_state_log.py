@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from record_batches import GZIP, batch
+from helpers.emulator.record_batches import GZIP, batch
 
 from kafka_emulator.state.log import ReplicaLog
 from kafka_emulator.state.records import CorruptBatchError, UnsupportedMagicError

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import time
 
+from helpers.emulator.record_batches import batch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from record_batches import batch
 
 from kafka_emulator.handlers.delete_records import delete_records_handler
 from kafka_emulator.protocol.api import AllowAll, RequestContext

@@ -7,8 +7,8 @@ import time
 from collections.abc import AsyncIterator
 
 import pytest
-from dataplane_clients import until
-from record_batches import batch
+from helpers.emulator.dataplane_clients import until
+from helpers.emulator.record_batches import batch
 
 from kafka_emulator.handlers.produce import produce_handler
 from kafka_emulator.protocol.api import AllowAll, RequestContext

@@ -11,12 +11,12 @@ from aiokafka import AIOKafkaClient, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.protocol.metadata import MetadataRequest_v1
-from aiokafka_requests import Pinned
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin import NewTopic as ConfluentTopic
-from conftest import RawFactory
-from dataplane_clients import until
-from record_batches import batch
+from helpers.emulator.aiokafka_requests import Pinned
+from helpers.emulator.dataplane_clients import until
+from helpers.emulator.factories import RawFactory
+from helpers.emulator.record_batches import batch
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode

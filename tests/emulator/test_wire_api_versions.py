@@ -7,7 +7,7 @@ import asyncio
 import confluent_kafka.admin
 import pytest
 from aiokafka import AIOKafkaClient
-from conftest import RawFactory
+from helpers.emulator.factories import RawFactory
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol import messages

@@ -15,7 +15,7 @@ from aiokafka.protocol.admin import (
     DeleteRecordsResponse_v2,
 )
 from aiokafka.protocol.metadata import MetadataRequest_v1
-from schema_samples import sample_struct
+from helpers.emulator.schema_samples import sample_struct
 
 from kafka_emulator.protocol import messages
 from kafka_emulator.protocol.codec import compile_struct

@@ -11,8 +11,8 @@ import confluent_kafka
 import confluent_kafka.admin
 import pytest
 from aiokafka import AIOKafkaClient
-from conftest import RawFactory
-from wire_client import RawConnection
+from helpers.emulator.factories import RawFactory
+from helpers.emulator.wire_client import RawConnection
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.dispatch import Dispatcher

@@ -12,8 +12,8 @@ import confluent_kafka.admin
 import pytest
 from aiokafka import AIOKafkaClient
 from aiokafka.errors import KafkaError
-from conftest import ClusterFactory
-from wire_client import RawConnection
+from helpers.emulator.factories import ClusterFactory
+from helpers.emulator.wire_client import RawConnection
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from auth_idp import FakeIdP
+from helpers.auth_idp import FakeIdP
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from auth_idp import AUDIENCE, ISSUER, FakeIdP, b64, good_claims
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import NameOID
+from helpers.auth_idp import AUDIENCE, ISSUER, FakeIdP, b64, good_claims
 from joserfc.jwk import RSAKey
 
 NONE_CASINGS = ("none", "None", "NONE", "nOnE", "NoNe", "nONE", "none ", " none", "")

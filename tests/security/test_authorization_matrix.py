@@ -163,7 +163,7 @@ def settings(url: str, bootstrap: str) -> Settings:
 
 async def setup_world(world: World, emulator: Any) -> None:
     """The bindings, then what the owner makes: a deletion, a group and a Spark consumer, a policy run."""
-    from kafka_records import produce
+    from helpers.kafka_records import produce
 
     emulator.create_topic(TOPIC, partitions=2, replication_factor=1)
     await produce(emulator, TOPIC, {0: 10, 1: 10})

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from auth_idp import AUDIENCE, ISSUER, FakeIdP, good_claims
+from helpers.auth_idp import AUDIENCE, ISSUER, FakeIdP, good_claims
 
 from app.adapters.db.migrate import upgrade
 from app.main import create_app

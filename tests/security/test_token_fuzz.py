@@ -7,7 +7,7 @@ import base64
 import time
 from typing import Any
 
-from auth_idp import AUDIENCE, ISSUER, good_claims, new_key, raw_token
+from helpers.auth_idp import AUDIENCE, ISSUER, good_claims, new_key, raw_token
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from joserfc import jwt

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Emulator, wait_until
+from helpers.spark import Emulator, wait_until
 
 from app.integrations.spark.checkpoint import read_committed_offsets
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from conftest import ROOT, Emulator, running, wait_until
+from helpers.spark import ROOT, Emulator, running, wait_until
 
 from kafka_purge_spark import ClientCredentials, PurgeProgressListener
 from kafka_purge_spark.tokens import authorize

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from kafka_records import produce
+from helpers.kafka_records import produce
 
 from app.settings import Settings
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import assert_problem, deletion_body, wait_until
-from kafka_records import produce
+from helpers.api import assert_problem, deletion_body, wait_until
+from helpers.kafka_records import produce
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.kafka import KafkaClusters

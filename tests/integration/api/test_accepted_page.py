@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import deletion_body
+from helpers.api import deletion_body
 
 from app.settings import LimitSettings, Settings
 

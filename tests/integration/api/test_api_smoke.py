@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from api_helpers import deletion_body, wait_until
+from helpers.api import deletion_body, wait_until
 
 
 async def test_submit_follow_to_succeeded_and_verify_audit(

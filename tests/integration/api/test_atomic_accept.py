@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import PROBLEM, deletion_body
+from helpers.api import PROBLEM, deletion_body
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 import uvicorn
-from api_helpers import assert_problem
+from helpers.api import assert_problem
 
 from app.main import create_app
 from app.settings import Settings

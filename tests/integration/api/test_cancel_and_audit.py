@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from api_helpers import assert_problem, deletion_body
+from helpers.api import assert_problem, deletion_body
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import deletion_body
+from helpers.api import deletion_body
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 

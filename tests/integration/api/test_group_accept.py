@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import assert_problem, deletion_body, wait_until
-from deletion_rows import new_deletion
-from kafka_records import produce
+from helpers.api import assert_problem, deletion_body, wait_until
+from helpers.deletion_rows import new_deletion
+from helpers.kafka_records import produce
 from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError

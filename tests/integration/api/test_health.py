@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from api_helpers import deletion_body
+from helpers.api import deletion_body
 
 from app.main import create_app
 from app.settings import ClusterSettings, DatabaseSettings, Settings

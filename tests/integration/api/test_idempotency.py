@@ -7,7 +7,7 @@ import asyncio
 
 import httpx
 import pytest
-from api_helpers import assert_problem, deletion_body
+from helpers.api import assert_problem, deletion_body
 
 
 @pytest.fixture

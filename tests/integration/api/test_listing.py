@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import assert_problem, deletion_body
+from helpers.api import assert_problem, deletion_body
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from api_helpers import PROBLEM, assert_problem
+from helpers.api import PROBLEM, assert_problem
 
 from app.main import create_app
 from app.settings import Settings

@@ -11,8 +11,8 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from audit_helpers import append, hash_of, insert_sql, raw
-from kafka_records import produce
+from helpers.audit import append, hash_of, insert_sql, raw
+from helpers.kafka_records import produce
 from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 

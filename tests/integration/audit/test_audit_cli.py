@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from audit_helpers import append, hash_of, wait_until
+from helpers.audit import append, hash_of, wait_until
 from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import pytest
-from audit_helpers import append, hash_of, insert_sql, raw
+from helpers.audit import append, hash_of, insert_sql, raw
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 

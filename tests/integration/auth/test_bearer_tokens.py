@@ -8,8 +8,8 @@ import re
 import time
 
 import pytest
-from auth_idp import FakeIdP, good_claims, new_key
-from conftest import ClientFactory, assert_unauthenticated, idp_settings
+from helpers.auth import ClientFactory, assert_unauthenticated, idp_settings
+from helpers.auth_idp import FakeIdP, good_claims, new_key
 from joserfc import jwt
 
 

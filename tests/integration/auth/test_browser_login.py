@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from auth_idp import ISSUER, FakeIdP
-from conftest import ClientFactory, idp_settings
+from helpers.auth import ClientFactory, idp_settings
+from helpers.auth_idp import ISSUER, FakeIdP
 
 from app.auth.discovery import OidcDiscovery
 

@@ -4,8 +4,8 @@ stored, audited and matched against ACLs, and PostgreSQL cannot store NUL at all
 from __future__ import annotations
 
 import pytest
-from auth_idp import FakeIdP, good_claims
-from conftest import ClientFactory, assert_unauthenticated, idp_settings
+from helpers.auth import ClientFactory, assert_unauthenticated, idp_settings
+from helpers.auth_idp import FakeIdP, good_claims
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from urllib.parse import quote_plus
 
 import httpx
 import pytest
-from auth_idp import FakeIdP
-from conftest import ClientFactory, assert_unauthenticated, dev_settings, idp_settings
+from helpers.auth import ClientFactory, assert_unauthenticated, dev_settings, idp_settings
+from helpers.auth_idp import FakeIdP
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
 from pydantic import SecretStr

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from auth_idp import FakeIdP, good_claims, new_key
-from conftest import ClientFactory, assert_unauthenticated, idp_settings
+from helpers.auth import ClientFactory, assert_unauthenticated, idp_settings
+from helpers.auth_idp import FakeIdP, good_claims, new_key
 from joserfc import jwt
 from joserfc.jwk import OctKey
 

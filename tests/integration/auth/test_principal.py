@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from auth_idp import FakeIdP, good_claims
-from conftest import ClientFactory, assert_unauthenticated, dev_settings, idp_settings
+from helpers.auth import ClientFactory, assert_unauthenticated, dev_settings, idp_settings
+from helpers.auth_idp import FakeIdP, good_claims
 
 
 async def whoami(client: httpx.AsyncClient, token: str, **headers: str) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from auth_idp import AUDIENCE, ISSUER, good_claims, new_key
+from helpers.auth_idp import AUDIENCE, ISSUER, good_claims, new_key
 from joserfc import jwt
 from joserfc.jwk import KeySet
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from authz_helpers import CLIENTS, Service
+from helpers.authz import CLIENTS, Service
 from pydantic import SecretStr
 
 from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings, WorkerSettings
@@ -57,7 +57,7 @@ async def service(settings: Settings) -> AsyncIterator[Service]:
 @pytest.fixture
 async def orders(emulator: Any) -> Any:
     """Topics orders.eu (2 partitions), orders.us and payments (1 each), 10 records per partition."""
-    from authz_helpers import produce
+    from helpers.authz import produce
 
     for name, partitions in (("orders.eu", 2), ("orders.us", 1), ("payments", 1)):
         emulator.create_topic(name, partitions=partitions, replication_factor=1)

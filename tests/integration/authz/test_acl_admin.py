@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import httpx
-from authz_helpers import Service, assert_problem, binding, deletion
+from helpers.authz import Service, assert_problem, binding, deletion
 
 ACLS = "/v1/clusters/demo/acls"
 

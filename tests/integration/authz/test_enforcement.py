@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from authz_helpers import Service, assert_problem, deletion, low_watermark
+from helpers.authz import Service, assert_problem, deletion, low_watermark
 
 from app.worker.standalone import standalone_workers
 

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from authz_helpers import Service, assert_problem, binding, deletion, low_watermark, produce
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
@@ -21,6 +20,7 @@ from confluent_kafka.admin import (
     ResourcePatternType,
     ResourceType,
 )
+from helpers.authz import Service, assert_problem, binding, deletion, low_watermark, produce
 from pydantic import SecretStr
 
 from app.settings import ClusterSettings

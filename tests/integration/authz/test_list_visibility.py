@@ -6,7 +6,7 @@ import base64
 import json
 from typing import Any
 
-from authz_helpers import Service, deletion
+from helpers.authz import Service, deletion
 
 
 def decoded(cursor: str) -> list[Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from authz_helpers import Service, assert_problem, deletion
+from helpers.authz import Service, assert_problem, deletion
 
 
 async def _alice_deletion(service: Service) -> str:

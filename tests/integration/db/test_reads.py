@@ -11,7 +11,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from deletion_rows import new_deletion
+from helpers.deletion_rows import new_deletion
 from sqlalchemy import event, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker

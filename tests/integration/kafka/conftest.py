@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from kafka_gateway_helpers import CLUSTER, cluster_settings
+from helpers.kafka_gateway import CLUSTER, cluster_settings
 
 from app.adapters.kafka import KafkaClusters
 

@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import Any
 
-from kafka_gateway_helpers import CLUSTER, delete_records, leader_of, log_start_offsets, produce, wait_until
+from helpers.kafka_gateway import CLUSTER, delete_records, leader_of, log_start_offsets, produce, wait_until
 
 from app.adapters.kafka import KafkaClusters
 from app.adapters.kafka.errors import classify, describe

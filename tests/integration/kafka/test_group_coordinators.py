@@ -7,7 +7,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.structs import TopicPartition as KafkaTP
-from kafka_gateway_helpers import CLUSTER
+from helpers.kafka_gateway import CLUSTER
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kafka_gateway_helpers import CLUSTER, delete_records, produce
+from helpers.kafka_gateway import CLUSTER, delete_records, produce
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition

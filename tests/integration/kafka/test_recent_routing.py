@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from kafka_gateway_helpers import (
+from helpers.kafka_gateway import (
     CLUSTER,
     cluster_settings,
     delete_records,

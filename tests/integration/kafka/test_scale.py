@@ -6,7 +6,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from kafka_gateway_helpers import CLUSTER, delete_records
+from helpers.kafka_gateway import CLUSTER, delete_records
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from kafka_gateway_helpers import delete_records
-from scripted_broker import ScriptedBroker
+from helpers.kafka_gateway import delete_records
+from helpers.scripted_broker import ScriptedBroker
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition

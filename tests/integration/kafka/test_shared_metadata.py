@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kafka_gateway_helpers import CLUSTER, delete_records, produce
+from helpers.kafka_gateway import CLUSTER, delete_records, produce
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition

@@ -12,8 +12,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from kafka_gateway_helpers import delete_records
-from scripted_broker import ScriptedBroker
+from helpers.kafka_gateway import delete_records
+from helpers.scripted_broker import ScriptedBroker
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition

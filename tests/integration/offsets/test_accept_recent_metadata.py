@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from offsets_helpers import body, commit, produce, wait_until
+from helpers.offsets import body, commit, produce, wait_until
 
 from app.settings import Settings
 

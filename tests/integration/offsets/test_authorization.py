@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
-from offsets_helpers import body, produce
+from helpers.offsets import body, produce
 
 
 async def _allow_bob(client: httpx.AsyncClient, alice: dict[str, str], operation: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from offsets_helpers import body, commit, produce, wait_until
+from helpers.offsets import body, commit, produce, wait_until
 
 
 async def test_evidence_verdicts_after_success_and_failure(

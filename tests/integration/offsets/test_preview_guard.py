@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 from aiokafka import AIOKafkaConsumer
-from offsets_helpers import body, commit, produce, wait_until
+from helpers.offsets import body, commit, produce, wait_until
 
 from app.audit import canonical_json
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from offsets_helpers import BASE_MS, body, commit, produce, produce_timed
+from helpers.offsets import BASE_MS, body, commit, produce, produce_timed
 
 PROBLEM = "application/problem+json"
 

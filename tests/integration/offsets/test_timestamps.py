@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from offsets_helpers import BASE_MS, body, produce_timed
+from helpers.offsets import BASE_MS, body, produce_timed
 
 
 async def test_out_of_order_timestamps_around_the_cut_are_reported(

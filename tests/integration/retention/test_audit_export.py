@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import httpx
-from retention_helpers import policy_body
+from helpers.retention import policy_body
 
 from app.audit import chain_hash
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from kafka_records import produce
-from retention_helpers import policy_body
+from helpers.kafka_records import produce
+from helpers.retention import policy_body
 
 from app.settings import Settings, SparkSettings
 from app.worker.scheduler import RetentionScheduler

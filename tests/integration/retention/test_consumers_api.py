@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from retention_helpers import progress_body
+from helpers.retention import progress_body
 
 BASE = "/v1/clusters/demo/consumers"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
-from retention_helpers import policy_body
+from helpers.retention import policy_body
 
 BASE = "/v1/clusters/demo/policies"
 

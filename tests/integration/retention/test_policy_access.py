@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
-from kafka_records import produce
-from retention_helpers import commit, grant, policy_body
+from helpers.kafka_records import produce
+from helpers.retention import commit, grant, policy_body
 
 from app.worker.scheduler import RetentionScheduler
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 import pytest
-from retention_helpers import policy_body, wait_until
+from helpers.retention import policy_body, wait_until
 
 from app.services.runtime import Runtime
 from app.worker.standalone import standalone_workers

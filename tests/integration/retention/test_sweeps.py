@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from kafka_records import produce
-from retention_helpers import commit, policy_body, progress_body, wait_until
+from helpers.kafka_records import produce
+from helpers.retention import commit, policy_body, progress_body, wait_until
 
 from app.domain.ports import TopicPartition
 from app.services.runtime import Runtime

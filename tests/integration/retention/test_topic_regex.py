@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from retention_helpers import policy_body
+from helpers.retention import policy_body
 
 from app.worker.scheduler import RetentionScheduler
 

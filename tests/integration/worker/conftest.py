@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from worker_helpers import Target
+from helpers.worker import Target
 
 from app.adapters.kafka import KafkaClusters
 from app.settings import Settings

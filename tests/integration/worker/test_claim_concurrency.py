@@ -6,8 +6,8 @@ import asyncio
 from collections import Counter
 from datetime import UTC, datetime
 
+from helpers.worker import Target, deletion_status, insert_deletion, partitions_of
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from worker_helpers import Target, deletion_status, insert_deletion, partitions_of
 
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import PartitionUpdate

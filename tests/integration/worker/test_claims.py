@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from worker_helpers import (
+from helpers.worker import (
     Target,
     assert_chain_ok,
     audit_events,
@@ -14,6 +12,8 @@ from worker_helpers import (
     insert_deletion,
     partitions_of,
 )
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories import claims as repo

@@ -7,8 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from worker_helpers import (
+from helpers.worker import (
     Target,
     assert_chain_ok,
     audit_events,
@@ -21,6 +20,7 @@ from worker_helpers import (
     wait_status,
     wait_until,
 )
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.kafka import KafkaClusters
 from app.settings import Settings

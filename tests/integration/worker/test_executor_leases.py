@@ -7,8 +7,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from worker_helpers import (
+from helpers.worker import (
     PG_ADMIN_DSN,
     Target,
     deletion_status,
@@ -20,6 +19,7 @@ from worker_helpers import (
     wait_status,
     wait_until,
 )
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.kafka import KafkaClusters
 from app.settings import Settings

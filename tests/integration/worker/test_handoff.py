@@ -13,10 +13,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from deletion_rows import new_deletion as unsaved_deletion
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from worker_helpers import (
+from helpers.deletion_rows import new_deletion as unsaved_deletion
+from helpers.worker import (
     assert_chain_ok,
     audit_events,
     drive,
@@ -25,6 +23,8 @@ from worker_helpers import (
     produce,
     wait_status,
 )
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories import claims as claims_repo

@@ -9,10 +9,10 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
 import pytest
+from helpers.worker import Target, assert_chain_ok, audit_events, deletion_status, insert_deletion
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
-from worker_helpers import Target, assert_chain_ok, audit_events, deletion_status, insert_deletion
 
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate

@@ -1,0 +1,1 @@
+"""Helpers of the emulator suites: raw wire clients, record batches, schema samples."""
