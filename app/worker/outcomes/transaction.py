@@ -96,7 +96,7 @@ async def apply_updates(
     rows are partly still being sent, are not rolled up; ``earlier``: the rows of ``claims`` written
     before with a terminal status, known to the roll-up and the completion summary without reading them
     back, and the writes still under way that it waits for before it rolls up (on PostgreSQL after this
-    write's own UPDATE, its summaries rendered as if those writes write every row; on SQLite, whose one
+    write's own UPDATE, its summaries made as if those writes write every row; on SQLite, whose one
     write lock they need, before it starts). ``summary``: a completion summary made ahead for the
     deletion ``claims`` are partitions of, used if this write completes it having written them all."""
     result = ApplyResult()
@@ -108,16 +108,10 @@ async def apply_updates(
         # Only the deletions rolled up here are locked: writes of rows of open deletions run side by side.
         rolled = [d for d in deletions if d not in open_deletions]
         before = await repo.lock_deletions(session, rolled) if rolled else {}
-        writing = asyncio.ensure_future(
-            repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
-        )
-        await asyncio.sleep(0)  # the UPDATE goes out; the summaries are rendered while it runs
-        try:
-            # As if every row is written, by this write and by the ones under way.
-            known = _known(updates, earlier.expected(), claims, before, open_deletions)
-            ahead = _completions_ahead(known, claims, samples, before, owner, summary)
-        finally:
-            written = await writing
+        written = await repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
+        # As if every row is written, by this write and by the ones under way.
+        known = _known(updates, earlier.expected(), claims, before, open_deletions)
+        ahead = _completions_ahead(known, claims, samples, before, owner, summary)
         await earlier.ended()  # the roll-up counts on their rows
         fresh = [u for u in updates if u.id in written]
         if len(fresh) < len(updates) or not earlier.all_written():
