@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from app.adapters.db.repositories import cancellation
 from app.adapters.db.repositories import deletion_reads as reads
-from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
 from app.adapters.db.session import read_session, run_read, write_transaction
 from app.audit import append_event, events
@@ -33,10 +33,10 @@ async def cancel_deletion(
     now = datetime.now(UTC)
     async with write_transaction(runtime.sessionmaker) as session:
         deletion = await visible_deletion(session, authorization, principal, deletion_id)
-        cancelled = await repo.cancel_pending(session, deletion.id, now)
+        cancelled = await cancellation.cancel_pending(session, deletion.id, now)
         if not cancelled:
             raise Conflict("No partition of this deletion is still waiting to be sent.")
-        status = await repo.refresh_status(session, deletion, now)
+        status = await cancellation.refresh_status(session, deletion, now)
         actor = Actor.of(principal, request_id)
         event = events.deletion_cancelled(actor, deletion.cluster, deletion.id, cancelled, status.value, now)
         await append_event(session, event)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from itertools import chain, repeat
 from typing import Any, NamedTuple, cast
 
 from sqlalchemy import (
@@ -15,10 +14,8 @@ from sqlalchemy import (
     Text,
     bindparam,
     insert,
-    or_,
     select,
     text,
-    update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -27,8 +24,7 @@ from sqlalchemy.types import TypeDecorator
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories.claims.claiming import lease_claims, leased_claims
 from app.adapters.db.repositories.claims.common import integer_array, text_array
-from app.adapters.db.repositories.deletion_reads import status_counts
-from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
+from app.domain.deletions import PartitionStatus
 from app.domain.executor import Claim, Lease
 from app.domain.ports import TopicPartition
 
@@ -283,36 +279,3 @@ def _json_text(value: dict[str, object] | None, texts: dict[int, str]) -> str | 
 async def get_deletion(session: AsyncSession, deletion_id: str) -> Deletion | None:
     """The deletion as an ORM object, for a write transaction that changes it."""
     return await session.get(Deletion, deletion_id)
-
-
-async def cancel_pending(session: AsyncSession, deletion_id: str, now: datetime) -> list[tuple[str, int]]:
-    """Cancel the partitions not yet sent: still pending and not leased by a worker."""
-    query = (
-        update(PartitionDeletion)
-        .where(
-            PartitionDeletion.deletion_id == deletion_id,
-            PartitionDeletion.status == PartitionStatus.PENDING.value,
-            or_(PartitionDeletion.lease_expires_at.is_(None), PartitionDeletion.lease_expires_at < now),
-        )
-        .values(
-            status=PartitionStatus.CANCELLED.value, updated_at=now, lease_owner=None, lease_expires_at=None
-        )
-        .returning(PartitionDeletion.topic, PartitionDeletion.partition)
-    )
-    rows = (await session.execute(query, execution_options={"synchronize_session": False})).all()
-    return sorted((topic, partition) for topic, partition in rows)
-
-
-async def refresh_status(session: AsyncSession, deletion: Deletion, now: datetime) -> DeletionStatus:
-    """Recompute the deletion's status from its partitions and store it (finished_at once final)."""
-    connection = await session.connection()
-    counts = await connection.run_sync(status_counts, deletion.id)
-    status = overall_status(chain.from_iterable(repeat(s, n) for s, n in counts.items()))
-    if status.value != deletion.status:
-        deletion.status = status.value
-        deletion.updated_at = now
-    final = status not in {DeletionStatus.PENDING, DeletionStatus.IN_PROGRESS}
-    if final and deletion.finished_at is None:
-        deletion.finished_at = now
-    await session.flush()
-    return status
