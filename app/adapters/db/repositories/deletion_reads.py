@@ -1,9 +1,10 @@
 """The API's reads of deletions and their partitions: Core statements selecting only what a response
 shows (no ORM identity map, instance state or unit of work: a GET spent most of its time there).
 
-Each read is synchronous and takes a ``Session``: the caller runs it inside ``read_session`` with
-``AsyncSession.run_sync``, every statement in one hop to the greenlet. A read returns the deletion with
-what was asked of it; the caller decides visibility, after the session is closed.
+Each read is synchronous and takes a ``Session``: the caller runs it with
+``app.adapters.db.session.run_read``, checkout and every statement in one hop to the greenlet. A read
+returns the deletion with what was asked of it; the caller decides visibility, after the session is
+closed.
 Statements are built once per shape with bound parameters, so SQLAlchemy reuses their cache key and
 compiled form instead of rebuilding both for every request."""
 
