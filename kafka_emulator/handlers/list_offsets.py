@@ -12,6 +12,9 @@ from kafka_emulator.state.log import ReplicaLog
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 DEBUGGING_REPLICA = -2
+CONSUMER_REPLICA = -1
+# Below v5 a lagging new leader answers LEADER_NOT_AVAILABLE instead (ReplicaManager.fetchOffset).
+OFFSET_NOT_AVAILABLE_VERSION = 5
 # Lowest request version that may carry each sentinel (KafkaApis.scala:1163-1169).
 MIN_VERSION = {LATEST: 0, EARLIEST: 0, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
 
@@ -37,6 +40,7 @@ class _Lister:
         self.ctx = ctx
         self.version = ctx.api_version
         self.debug = request["ReplicaId"] == DEBUGGING_REPLICA
+        self.client = request["ReplicaId"] == CONSUMER_REPLICA
         self.allowed = TopicAuthorization(authorizer, ctx, "DESCRIBE")
 
     def answer(self, topic: str, part: Message, duplicate: bool) -> Message:
@@ -69,8 +73,19 @@ class _Lister:
         if epoch_error != ErrorCode.NONE:
             return epoch_error, None, -1
         log = partition.logs[broker]
+        if self.client and partition.high_watermark_lags() and timestamp not in (EARLIEST, EARLIEST_LOCAL):
+            # A new leader whose HW has not reached its epoch's start: LATEST, or a record the search
+            # finds at or above the HW, cannot be answered yet (Partition.fetchOffsetForTimestamp).
+            found = lookup(log, timestamp, log.log_end_offset)
+            if timestamp == LATEST or found is None or found[1] >= log.high_watermark:
+                return self._not_available(), None, -1
         bound = log.log_end_offset if self.debug else log.high_watermark
         return ErrorCode.NONE, lookup(log, timestamp, bound), partition.leader_epoch
+
+    def _not_available(self) -> ErrorCode:
+        if self.version >= OFFSET_NOT_AVAILABLE_VERSION:
+            return ErrorCode.OFFSET_NOT_AVAILABLE
+        return ErrorCode.LEADER_NOT_AVAILABLE
 
 
 def list_offsets_handler(state: ClusterState, authorizer: Authorizer) -> Handler:

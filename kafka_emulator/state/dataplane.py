@@ -36,7 +36,6 @@ def append(state: ClusterState, broker: int, topic: str, index: int, records: by
     except CorruptBatchError:
         return ErrorCode.CORRUPT_MESSAGE, -1
     if found.maybe_raise_high_watermark(time.monotonic(), state.replicator.max_lag_s):
-        found.share_high_watermark()
         found.notify_change()
         state.purgatory.check(found)
     state.leader_changed(found)

@@ -13,6 +13,7 @@ from aiokafka_requests import Pinned, delete_records, fetch, list_offsets
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from dataplane_clients import until
+from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 from record_batches import batch
 
 from kafka_emulator import EmulatedCluster
@@ -26,7 +27,12 @@ USERS = {"admin": "admin-secret", "alice": "alice-secret"}
 @pytest.fixture
 async def secured() -> AsyncIterator[EmulatedCluster]:
     async with EmulatedCluster(
-        brokers=3, sasl_users=USERS, super_users=["User:admin"], acl_authorizer=True
+        brokers=3,
+        sasl_users=USERS,
+        super_users=["User:admin"],
+        acl_authorizer=True,
+        delete_records_max_version=3,
+        replica_fetch_wait_max_ms=SHORT_FETCH_WAIT_MS,
     ) as started:
         yield started
 

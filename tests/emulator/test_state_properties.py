@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from record_batches import batch
@@ -82,7 +83,12 @@ async def converge(state: ClusterState) -> dict[str, object]:
 
 
 async def scenario(steps: list[Operation]) -> None:
-    state = ClusterState(list(BROKERS), replication_interval_ms=1, replica_lag_time_max_ms=50)
+    state = ClusterState(
+        list(BROKERS),
+        replication_interval_ms=1,
+        replica_lag_time_max_ms=50,
+        replica_fetch_wait_max_ms=SHORT_FETCH_WAIT_MS,
+    )
     await state.start()
     try:
         state.create_topic("t", 1, 3)

@@ -254,7 +254,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
                     async for answer, moved in answers:
                         partitions += moved
                         if kept := _without(answer, moved) if moved else answer:
-                            yield kept
+                            yield await self._lagging_leaders(cluster, kept, offsets)
             if partitions:
                 client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
                 retried = {tp: offsets[tp] for tp in partitions}
@@ -264,9 +264,46 @@ class KafkaClusters(ClusterInspection, TopicListing):
                 async with aclosing(answers):
                     async for answer, _ in answers:
                         partitions = [tp for tp in partitions if tp not in answer]
-                        yield answer
+                        yield await self._lagging_leaders(cluster, answer, offsets)
         except ClusterUnreachable as exc:
             yield outcomes_of(partitions, "NETWORK_EXCEPTION", str(exc))
+
+    async def _lagging_leaders(
+        self,
+        cluster: str,
+        answer: dict[TopicPartition, PartitionOutcome],
+        offsets: Mapping[TopicPartition, int],
+    ) -> dict[TopicPartition, PartitionOutcome]:
+        """An OFFSET_OUT_OF_RANGE may come from a new leader whose high watermark still lags the old
+        leader's, which the offset was resolved from (kafka-semantics.md: a new leader answers ListOffsets
+        LATEST with OFFSET_NOT_AVAILABLE until its HW reaches its epoch's start). The leader is asked for
+        its HW on fresh metadata: lagging, or caught up to the offset since, the partition is retried
+        (OFFSET_NOT_AVAILABLE); a leader whose HW is known and below the offset keeps the terminal
+        OFFSET_OUT_OF_RANGE."""
+        out_of_range = [tp for tp, outcome in answer.items() if outcome.error == OFFSET_OUT_OF_RANGE]
+        if not out_of_range:
+            return answer
+        try:
+            client, metadata = await self._metadata(cluster, [tp.topic for tp in out_of_range])
+            ends, failed = await self._offsets_on_leaders(client, metadata, out_of_range, LATEST)
+        except ClusterUnreachable:
+            return answer
+        judged = dict(answer)
+        for tp in out_of_range:
+            end, refusal = ends.get(tp), failed.get(tp)
+            if (end is not None and end >= offsets[tp]) or (refusal and refusal.error in _LAGGING):
+                state = "caught up since" if end is not None else "catching up"
+                judged[tp] = PartitionOutcome(
+                    "OFFSET_NOT_AVAILABLE",
+                    message=f"DeleteRecords answered OFFSET_OUT_OF_RANGE for offset {offsets[tp]}, but the "
+                    f"leader's high watermark lags ({state})",
+                )
+        return judged
+
+
+OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
+# ListOffsets' answers of a new leader whose high watermark has not reached its epoch's start (v5+, older).
+_LAGGING = frozenset({"OFFSET_NOT_AVAILABLE", "LEADER_NOT_AVAILABLE"})
 
 
 def _without(

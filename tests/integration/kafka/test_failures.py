@@ -116,7 +116,9 @@ async def test_unreachable_cluster_is_reported_not_raised() -> None:
 
 
 async def test_sasl_plain_cluster() -> None:
-    async with EmulatedCluster(brokers=3, sasl_users={"purge": "s3cret"}) as cluster:
+    async with EmulatedCluster(
+        brokers=3, sasl_users={"purge": "s3cret"}, delete_records_max_version=3
+    ) as cluster:
         cluster.create_topic("events", 3, 3)
         good = cluster_settings(
             cluster,

@@ -25,6 +25,12 @@ TP = TopicPartition
 
 
 @pytest.fixture
+def delete_records_max_version() -> int:
+    """These tests exercise the LeaderOnly draft: every broker serves DeleteRecords v3."""
+    return 3
+
+
+@pytest.fixture
 async def gateway(emulator: Any) -> AsyncIterator[KafkaClusters]:
     """Leaders remembered for 5 minutes: nothing depends on how fast the test runs."""
     clusters = KafkaClusters({CLUSTER: cluster_settings(emulator, metadata_max_age_ms=300_000)})
