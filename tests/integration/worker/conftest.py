@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from helpers.kafka_timing import KAFKA_FETCH_WAIT_MS
 from worker_helpers import Target
 
 from app.adapters.kafka import KafkaClusters
@@ -26,9 +25,3 @@ async def gateway(settings: Settings) -> AsyncIterator[KafkaClusters]:
         yield clusters
     finally:
         await clusters.close()
-
-
-@pytest.fixture
-def replica_fetch_wait_ms() -> float:
-    """The executor's DeleteRecords, confirm and timeout paths run at Kafka's follower fetch timing."""
-    return KAFKA_FETCH_WAIT_MS

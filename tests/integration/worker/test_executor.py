@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers.kafka_timing import enable_delete_records_v3
+from helpers.kafka_timing import KAFKA_FETCH_WAIT_MS, enable_delete_records_v3
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from worker_helpers import (
     Target,
@@ -28,6 +28,12 @@ from app.settings import Settings
 from app.worker import Executor
 
 Maker = async_sessionmaker[AsyncSession]
+
+
+@pytest.fixture
+def replica_fetch_wait_ms() -> float:
+    """The executor's DeleteRecords, confirm and timeout paths run at Kafka's follower fetch timing."""
+    return KAFKA_FETCH_WAIT_MS
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.kafka_timing import KAFKA_FETCH_WAIT_MS
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from worker_helpers import (
     Target,
@@ -23,6 +24,12 @@ from app.settings import Settings
 from app.worker import Executor
 
 Maker = async_sessionmaker[AsyncSession]
+
+
+@pytest.fixture
+def replica_fetch_wait_ms() -> float:
+    """The executor's DeleteRecords, confirm and timeout paths run at Kafka's follower fetch timing."""
+    return KAFKA_FETCH_WAIT_MS
 
 
 @pytest.fixture
