@@ -76,3 +76,18 @@ async def produce(emulator: Any, topic: str, counts: dict[int, int]) -> None:
         await asyncio.gather(*futures)
     finally:
         await producer.stop()
+
+
+async def wait_followers_learned(emulator: Any, topic: str, counts: dict[int, int]) -> None:
+    """Wait until every live replica knows a high watermark of at least ``counts[p]``: a cluster at rest,
+    where a follower elected next leads without lagging (else, as in Kafka, a new leader answers
+    OFFSET_NOT_AVAILABLE / OFFSET_OUT_OF_RANGE until its followers' first fetches raise its HW)."""
+
+    def learned() -> bool:
+        for p, n in counts.items():
+            replicas = partition_state(emulator, topic, p)["replica_states"].values()
+            if any(r["alive"] and not r["paused"] and r["high_watermark"] < n for r in replicas):
+                return False
+        return True
+
+    await wait_until(learned)

@@ -15,6 +15,7 @@ from kafka_gateway_helpers import (
     log_start_offsets,
     partition_state,
     produce,
+    wait_followers_learned,
     wait_until,
 )
 
@@ -61,6 +62,7 @@ async def test_offsets_follow_a_moved_leader(emulator: Any, gateway: KafkaCluste
 async def test_offsets_route_around_a_stopped_leader(emulator: Any, gateway: KafkaClusters) -> None:
     emulator.create_topic("events", 2, 3)
     await produce(emulator, "events", {0: 3, 1: 5})
+    await wait_followers_learned(emulator, "events", {0: 3, 1: 5})
     partitions = [TP("events", 0), TP("events", 1)]
     assert await gateway.high_watermarks(CLUSTER, partitions) == dict(zip(partitions, [3, 5], strict=True))
     await emulator.stop_broker(leader_of(emulator, "events", 0))
@@ -89,6 +91,7 @@ async def test_deletion_follows_a_moved_leader_in_the_same_call(
 async def test_deletion_routes_around_a_stopped_leader(emulator: Any, gateway: KafkaClusters) -> None:
     emulator.create_topic("events", 1, 3)
     await produce(emulator, "events", {0: 5})
+    await wait_followers_learned(emulator, "events", {0: 5})
     assert await gateway.topic_partitions(CLUSTER, ["events"]) == {"events": 1}
     old = leader_of(emulator, "events", 0)
     await emulator.stop_broker(old)
