@@ -50,7 +50,9 @@ class Partition:
         """New leader epoch; the new leader knows nothing of its followers until they fetch."""
         self.leader = broker
         self.leader_epoch += 1
-        self.epoch_start_offset = self.logs[broker].log_end_offset
+        log = self.logs[broker]
+        self.epoch_start_offset = log.log_end_offset
+        log.assign_epoch(self.leader_epoch, log.log_end_offset)  # Partition.makeLeader
         self.follower_lso = {b: UNKNOWN_OFFSET for b in self.replicas if b != broker}
         self.follower_leo = dict(self.follower_lso)
         self.unvalidated = set(self.follower_lso)

@@ -61,7 +61,7 @@ async def seed(cluster: EmulatedCluster) -> None:
     """Topic t with 10 records, appended on the leader through the model (test users cannot produce)."""
     cluster.create_topic("t", 1, 3)
     leader = cluster.model.leader_of("t", 0)
-    error, _ = append(cluster.model, leader, "t", 0, batch(10))
+    error, _, _ = append(cluster.model, leader, cluster.model.topics["t"], 0, batch(10))
     assert error == ErrorCode.NONE
     states = cluster.state
     await until(

@@ -35,7 +35,7 @@ async def apply(state: ClusterState, operation: Operation, lso_floor: list[int])
     kind, broker, number = operation
     leader = state.leader_of("t", 0)
     if kind == "produce" and leader > 0:
-        append(state, leader, "t", 0, batch(max(1, number % 7)))
+        append(state, leader, state.topics["t"], 0, batch(max(1, number % 7)))
     elif kind == "delete" and leader > 0:
         handler = delete_records_handler(state, AllowAll())
         request = {
