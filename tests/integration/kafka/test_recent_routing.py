@@ -74,6 +74,7 @@ async def test_deletion_follows_a_moved_leader_in_the_same_call(
 ) -> None:
     emulator.create_topic("events", 2, 3)
     await produce(emulator, "events", {0: 6, 1: 6})
+    await wait_followers_learned(emulator, "events", {0: 6, 1: 6})
     assert await gateway.topic_partitions(CLUSTER, ["events"]) == {"events": 2}  # leaders remembered
     old = leader_of(emulator, "events", 0)
     new = next(b for b in sorted(emulator.brokers) if b != old)
