@@ -7,6 +7,7 @@ import time
 
 from kafka_emulator.protocol.errors import ErrorCode
 from kafka_emulator.state.cluster_state import ClusterState
+from kafka_emulator.state.log import ProducerRefused
 from kafka_emulator.state.partition import Partition
 from kafka_emulator.state.purgatory import PartitionOutcome
 from kafka_emulator.state.records import CorruptBatchError, UnsupportedMagicError
@@ -35,6 +36,8 @@ def append(
     now = int(time.time() * 1000) if topic.config("message.timestamp.type") == "LogAppendTime" else None
     try:
         base = log.append_produced(records, found.leader_epoch, now)
+    except ProducerRefused as refused:
+        return refused.error, -1, -1
     except UnsupportedMagicError:
         return ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, -1, -1
     except CorruptBatchError:

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from kafka_emulator.protocol.errors import ErrorCode
+from kafka_emulator.state.producers import Producers
 from kafka_emulator.state.records import (
     StoredBatch,
     batch_leader_epoch,
+    batch_producer,
     rebase,
     record_timestamps,
     split_batches,
 )
+
+
+class ProducerRefused(ValueError):
+    """An idempotent producer's batch is out of sequence or from a fenced epoch (the error to answer)."""
+
+    def __init__(self, error: ErrorCode) -> None:
+        super().__init__(error.name)
+        self.error = error
+
 
 # (offset, timestamp, leader epoch of the batch holding the record)
 Found = tuple[int, int, int]
@@ -35,6 +47,7 @@ class ReplicaLog:
         "high_watermark",
         "log_end_offset",
         "log_start_offset",
+        "producers",
     )
 
     def __init__(self) -> None:
@@ -42,6 +55,7 @@ class ReplicaLog:
         self._bases: list[int] = []
         self._max_batch: StoredBatch | None = None
         self.epochs: list[tuple[int, int]] = []
+        self.producers = Producers()
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.high_watermark = 0
@@ -52,10 +66,18 @@ class ReplicaLog:
 
     def append_produced(self, blob: bytes, leader_epoch: int, log_append_time: int | None = None) -> int:
         """Append a produce payload (one or more batches), assigning offsets; returns the first offset.
-        ``log_append_time`` (ms) stamps every batch with it, for a LogAppendTime topic."""
+        ``log_append_time`` (ms) stamps every batch with it, for a LogAppendTime topic. Idempotent
+        producers' batches are checked first (``Producers.check``): a duplicate returns its original
+        offset and appends nothing; a sequence or epoch error raises ``ProducerRefused``."""
+        found = split_batches(blob)
+        verdict = self.producers.check([batch_producer(blob, start) for start, *_ in found])
+        if isinstance(verdict, ErrorCode):
+            raise ProducerRefused(verdict)
+        if verdict is not None:
+            return verdict
         first = self.log_end_offset
         next_offset = first
-        for start, end, last_delta, base_ts, produced_max_ts in split_batches(blob):
+        for start, end, last_delta, base_ts, produced_max_ts in found:
             data = rebase(blob, start, end, next_offset, leader_epoch, log_append_time)
             max_ts = produced_max_ts if log_append_time is None else log_append_time
             self._push(StoredBatch(next_offset, next_offset + last_delta, base_ts, max_ts, data))
@@ -69,6 +91,7 @@ class ReplicaLog:
         if self._max_batch is None or batch.max_timestamp > self._max_batch.max_timestamp:
             self._max_batch = batch
         self.assign_epoch(batch_leader_epoch(batch), batch.base_offset)
+        self.producers.record(batch_producer(batch.data))
 
     def assign_epoch(self, epoch: int, start_offset: int) -> None:
         """A new leader epoch starts at ``start_offset`` (``LeaderEpochFileCache.assign``)."""
@@ -143,6 +166,7 @@ class ReplicaLog:
         self._bases.clear()
         self._max_batch = None
         self.epochs = []
+        self.producers.clear()
         self.log_start_offset = self.log_end_offset = self.high_watermark = offset
 
     def common_end(self, leader: ReplicaLog) -> int:
@@ -168,6 +192,9 @@ class ReplicaLog:
         self.log_end_offset = self._batches[-1].next_offset if self._batches else self.log_start_offset
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
         self.epochs = [entry for entry in self.epochs if entry[1] < offset]
+        self.producers.clear()
+        for kept in self._batches:
+            self.producers.record(batch_producer(kept.data))
         if self._max_batch is not None and self._max_batch.base_offset >= offset:
             self._max_batch = max(self._batches, key=lambda b: b.max_timestamp, default=None)
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import cramjam
 import crc32c
 
+from kafka_emulator.state.producers import INT32_MAX, ProducerBatch
+
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
 _LENGTH_AND_EPOCH = struct.Struct(">qii")
@@ -140,6 +142,21 @@ def _records_payload(data: bytes) -> bytes:
     if decompress is None:
         raise CorruptBatchError(f"unknown compression codec {codec}")
     return decompress(body)
+
+
+def batch_producer(data: bytes, start: int = 0) -> ProducerBatch:
+    """Producer id, epoch, sequence range and base offset (as the header has it) of the batch at ``start``.
+    Sequences wrap at the int32 maximum (``DefaultRecordBatch.incrementSequence``)."""
+    fields = HEADER.unpack_from(data, start)
+    base_offset, last_delta, producer_id, epoch, base_seq = (
+        fields[0],
+        fields[6],
+        fields[9],
+        fields[10],
+        fields[11],
+    )
+    last_seq = (base_seq + last_delta) % (INT32_MAX + 1) if base_seq >= 0 else base_seq
+    return ProducerBatch(producer_id, epoch, base_seq, last_seq, base_offset)
 
 
 def batch_leader_epoch(batch: StoredBatch) -> int:
