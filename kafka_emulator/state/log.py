@@ -42,8 +42,8 @@ class ReplicaLog:
     __slots__ = (
         "_bases",
         "_batches",
+        "_epochs",
         "_max_batch",
-        "epochs",
         "high_watermark",
         "log_end_offset",
         "log_start_offset",
@@ -54,7 +54,7 @@ class ReplicaLog:
         self._batches: list[StoredBatch] = []
         self._bases: list[int] = []
         self._max_batch: StoredBatch | None = None
-        self.epochs: list[tuple[int, int]] = []
+        self._epochs: list[tuple[int, int]] = []
         self.producers = Producers()
         self.log_start_offset = 0
         self.log_end_offset = 0
@@ -95,8 +95,24 @@ class ReplicaLog:
 
     def assign_epoch(self, epoch: int, start_offset: int) -> None:
         """A new leader epoch starts at ``start_offset`` (``LeaderEpochFileCache.assign``)."""
-        if epoch >= 0 and (not self.epochs or epoch > self.epochs[-1][0]):
-            self.epochs.append((epoch, start_offset))
+        epochs = self._epochs
+        if epoch >= 0 and (not epochs or epoch > epochs[-1][0]):
+            epochs.append((epoch, start_offset))
+
+    @property
+    def epochs(self) -> list[tuple[int, int]]:
+        """The epoch cache as Kafka keeps it after ``truncateFromStart(log start offset)``: the last entry
+        at or below the log start offset starts there, the ones before it are gone. Computed when read
+        (ListOffsets EARLIEST, OffsetForLeaderEpoch), so a DeleteRecords on 10,000 partitions does not pay
+        for it."""
+        start = self.log_start_offset
+        epochs = self._epochs
+        below = 0
+        while below < len(epochs) and epochs[below][1] <= start:
+            below += 1
+        if below == 0:
+            return list(epochs)
+        return [(epochs[below - 1][0], start), *epochs[below:]]
 
     @property
     def earliest_epoch(self) -> int:
@@ -148,10 +164,6 @@ class ReplicaLog:
         self.log_start_offset = offset
         if self.high_watermark < offset:
             self.high_watermark = offset
-        # LeaderEpochFileCache.truncateFromStart: the last entry at or below the offset now starts there.
-        below = [entry for entry in self.epochs if entry[1] <= offset]
-        if below:
-            self.epochs = [(below[-1][0], offset)] + [e for e in self.epochs if e[1] > offset]
         batches = self._batches
         if batches and batches[0].last_offset < offset:
             drop = 1
@@ -165,7 +177,7 @@ class ReplicaLog:
         self._batches.clear()
         self._bases.clear()
         self._max_batch = None
-        self.epochs = []
+        self._epochs = []
         self.producers.clear()
         self.log_start_offset = self.log_end_offset = self.high_watermark = offset
 
@@ -191,7 +203,7 @@ class ReplicaLog:
         del self._bases[index:]
         self.log_end_offset = self._batches[-1].next_offset if self._batches else self.log_start_offset
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
-        self.epochs = [entry for entry in self.epochs if entry[1] < offset]
+        self._epochs = [entry for entry in self._epochs if entry[1] < offset]
         self.producers.clear()
         for kept in self._batches:
             self.producers.record(batch_producer(kept.data))
