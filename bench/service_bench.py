@@ -1,7 +1,7 @@
 """Service benchmark: POST -> all-succeeded against the same deletion done directly, and API throughput.
 
     .venv/bin/python bench/service_bench.py [--sizes 1000,10000] [--databases sqlite,postgresql] [--workers N]
-        [--repeat 3]
+        [--repeat 3] [--fetch-wait-ms 500,20]
 
 Everything runs on loopback as real processes: one emulated 3-broker cluster
 (``python -m kafka_emulator``, its request log kept to one request) and, per database, one
@@ -15,12 +15,18 @@ times per way (default 3) and the median is the figure compared; every run is pr
 runs of one size are more than its metadata age apart, so each reads the topic's metadata afresh, as every
 direct call does; its first run of the first size is its first deletion after a start.
 
-API throughput: a bounded async load generator (raw keep-alive HTTP/1.1, fixed concurrency, bounded count
-and time) sends small POSTs (one partition) and then GETs of those deletions, with the executor on, then
-with ``--api-only``: as many as 32 connections get answered (closed loop), then at the targets' rates,
-400 POSTs/s and 1,500 GETs/s for 10 s each, sent at a fixed pace whatever the answers do (open loop;
-latency from when each request was due). Prints a JSON report; the figures in bench/README.md come
-from it.
+The deletions are timed at each ``--fetch-wait-ms`` (the emulator's ``replica.fetch.wait.max.ms``), each
+on a fresh emulator: first Kafka's 500 ms, where a DeleteRecords (v2) waits until the followers' parked
+fetches return with the new log start offset, for the direct calls and the service alike; then the
+shortened timing the tests use. ``ratio_to_aiokafka`` divides each way's median by the direct aiokafka
+call's at the same timing.
+
+API throughput (at the first timing only): a bounded async load generator (raw keep-alive HTTP/1.1,
+fixed concurrency, bounded count and time) sends small POSTs (one partition) and then GETs of those
+deletions, with the executor on, then with ``--api-only``: as many as 32 connections get answered (closed
+loop), then at the targets' rates, 400 POSTs/s and 1,500 GETs/s for 10 s each, sent at a fixed pace
+whatever the answers do (open loop; latency from when each request was due). Prints a JSON report; the
+figures in bench/README.md come from it.
 """
 
 from __future__ import annotations
@@ -93,10 +99,11 @@ class Child:
                 self.popen.wait()
 
 
-def start_emulator(work: Path, sizes: list[int]) -> tuple[Child, str]:
+def start_emulator(work: Path, sizes: list[int], fetch_wait_ms: float) -> tuple[Child, str]:
     topics = [{"name": f"bench-{n}", "partitions": n, "replication_factor": 3} for n in sizes]
     topics.append({"name": "api", "partitions": 16, "replication_factor": 3})
-    (work / "topology.yaml").write_text(json.dumps({"brokers": 3, "topics": topics}))
+    topology = {"brokers": 3, "replica_fetch_wait_max_ms": fetch_wait_ms, "topics": topics}
+    (work / "topology.yaml").write_text(json.dumps(topology))
     args = [
         sys.executable,
         "-m",
@@ -419,9 +426,20 @@ def note(report: dict[str, Any], section: str, key: str, value: Any) -> None:
 
 
 def note_runs(report: dict[str, Any], key: str, runs: list[float]) -> None:
-    """Record the runs of one way and their median, the figure compared."""
-    note(report, "deletion_seconds", f"{key}_runs", [round(r, 3) for r in runs])
-    note(report, "deletion_seconds", key, round(statistics.median(runs), 3))
+    """Record the runs of one way and their median, the figure compared, in the timing's section."""
+    section = report["timing"]
+    note(report, section, f"{key}_runs", [round(r, 3) for r in runs])
+    note(report, section, key, round(statistics.median(runs), 3))
+
+
+def note_ratios(report: dict[str, Any], sizes: list[int]) -> None:
+    """Each way's median over the direct aiokafka call's, at the same timing (same followers to wait for)."""
+    figures = report[report["timing"]]
+    for n in sizes:
+        direct = figures[f"{n}/aiokafka_direct"]
+        for key, value in list(figures.items()):
+            if key.startswith(f"{n}/") and not key.endswith(("_runs", "_post_202")):
+                note(report, "ratio_to_aiokafka", f"{report['timing']}/{key}", round(value / direct, 2))
 
 
 async def deletions_directly(
@@ -446,6 +464,7 @@ async def service_runs(
     workers: int,
     repeat: int,
     steps: dict[int, Iterator[int]],
+    api: bool,
 ) -> None:
     async with database(kind, work) as url:
         service, base = start_service(url, bootstrap, work, workers=workers)
@@ -461,9 +480,12 @@ async def service_runs(
             for n in sizes:
                 note_runs(report, f"{n}/service_{kind}", [seconds for _, seconds in runs[n]])
                 note_runs(report, f"{n}/service_{kind}_post_202", [accepted for accepted, _ in runs[n]])
-            note(report, "api", f"{kind}_with_executor", await api_throughput(base))
+            if api:
+                note(report, "api", f"{kind}_with_executor", await api_throughput(base))
         finally:
             service.stop()
+        if not api:
+            return
         service, base = start_service(url, bootstrap, work, api_only=True, workers=workers)
         try:
             note(report, "api", f"{kind}_api_only", await api_throughput(base))
@@ -471,26 +493,41 @@ async def service_runs(
             service.stop()
 
 
-async def main(sizes: list[int], kinds: list[str], workers: int | None, repeat: int) -> dict[str, Any]:
+async def at_timing(
+    report: dict[str, Any], options: argparse.Namespace, fetch_wait_ms: float, api: bool
+) -> None:
+    """Every way's deletions (and with ``api`` the API figures) on a fresh emulator at one timing."""
+    sizes: list[int] = options.sizes
+    kinds: list[str] = options.databases
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"service-bench-{secrets.token_hex(4)}"
     work.mkdir(parents=True)
-    emulator, bootstrap = start_emulator(work, sizes)
-    report: dict[str, Any] = {"deletion_seconds": {}, "api": {}}
+    report["timing"] = f"fetch_wait_{fetch_wait_ms:g}ms"
+    report[report["timing"]] = {}
+    emulator, bootstrap = start_emulator(work, sizes, fetch_wait_ms)
     try:
         # Every deletion moves the log start offsets one record further.
-        deletions = repeat * (2 + len(kinds))
+        deletions = options.repeat * (2 + len(kinds))
         for n in sizes:
             await produce(bootstrap, f"bench-{n}", n, deletions + 1)
         await produce(bootstrap, "api", 16, 1)
-        steps = {n: itertools.count(1) for n in sizes}  # each topic's next offset
-        await deletions_directly(report, bootstrap, sizes, repeat, steps)
+        # each topic's next offset
+        steps: dict[int, Iterator[int]] = {n: itertools.count(1) for n in sizes}
+        await deletions_directly(report, bootstrap, sizes, options.repeat, steps)
         for kind in kinds:
             # SQLite has one writer at a time: more processes only wait on each other's locks.
-            http_workers = workers or (1 if kind == "sqlite" else 2)
+            http_workers = options.workers or (1 if kind == "sqlite" else 2)
             report[f"{kind}_http_workers"] = http_workers
-            await service_runs(report, bootstrap, sizes, kind, work, http_workers, repeat, steps)
+            await service_runs(report, bootstrap, sizes, kind, work, http_workers, options.repeat, steps, api)
+        note_ratios(report, sizes)
     finally:
         emulator.stop()
+
+
+async def main(options: argparse.Namespace) -> dict[str, Any]:
+    report: dict[str, Any] = {"api": {}, "ratio_to_aiokafka": {}}
+    for index, wait in enumerate(float(w) for w in options.fetch_wait_ms.split(",")):
+        await at_timing(report, options, wait, api=index == 0)
+    del report["timing"]
     return report
 
 
@@ -504,8 +541,12 @@ if __name__ == "__main__":
         "--workers", type=int, help="kafka-purge serve --workers (default: 2 on PostgreSQL, 1 on SQLite)"
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs of each deletion per way (median kept)")
+    parser.add_argument(
+        "--fetch-wait-ms", default="500,20", help="the emulator's replica.fetch.wait.max.ms values, in turn"
+    )
     options = parser.parse_args()
-    sizes = [int(n) for n in options.sizes.split(",")]
+    options.sizes = [int(n) for n in options.sizes.split(",")]
+    options.databases = options.databases.split(",")
     try:
         import uvloop  # the load generator's own cost matters on two cores
 
@@ -513,5 +554,5 @@ if __name__ == "__main__":
     except ImportError:
         loop_factory = None
     with asyncio.Runner(loop_factory=loop_factory) as runner:
-        result = runner.run(main(sizes, options.databases.split(","), options.workers, options.repeat))
+        result = runner.run(main(options))
     print(json.dumps(result, indent=2))

@@ -25,7 +25,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, help="first broker's port; 0 = ephemeral ports (default)")
     parser.add_argument("--control-port", type=int, default=0, help="control API port; 0 = ephemeral")
     parser.add_argument("--config", type=Path, help="topology YAML file")
-    parser.add_argument("--delete-records-max-version", type=int, choices=(0, 1, 2, 3))
+    parser.add_argument(
+        "--delete-records-max-version",
+        type=int,
+        choices=(0, 1, 2, 3),
+        help="highest DeleteRecords version advertised (default 2, as Kafka 3.9; 3 = the LeaderOnly draft)",
+    )
+    parser.add_argument(
+        "--replica-fetch-wait-max-ms", type=float, help="replica.fetch.wait.max.ms (default 500, as Kafka)"
+    )
+    parser.add_argument(
+        "--broker-session-timeout-ms", type=float, help="broker.session.timeout.ms (default 9000, as Kafka)"
+    )
     parser.add_argument("--request-log-max", type=int, help="requests kept in the request log (10000)")
     parser.add_argument(
         "--request-log-max-partitions", type=int, help="DeleteRecords partitions kept in it (500000)"
@@ -42,7 +53,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def cluster_options(args: argparse.Namespace, topology: Topology) -> dict[str, Any]:
     options: dict[str, Any] = {"brokers": 3, **topology.cluster, "host": args.host}
     names = ("brokers", "port", "delete_records_max_version", "request_log_max", "request_log_apis")
-    for name in (*names, "request_log_max_partitions"):
+    timing = ("replica_fetch_wait_max_ms", "broker_session_timeout_ms")
+    for name in (*names, *timing, "request_log_max_partitions"):
         value = getattr(args, name)
         if value is not None:
             options[name] = value

@@ -1,6 +1,7 @@
 """`EmulatedCluster`: builds the model, groups and ACL parts, one listener per broker, and the controls.
 
-Controls that open or close sockets (`stop_broker`, `start_broker`, `drop_connections`) are coroutines;
+Controls that open or close sockets (`stop_broker`, `kill_broker`, `start_broker`, `drop_connections`) are
+coroutines;
 the others change the model synchronously.
 """
 
@@ -38,7 +39,9 @@ class EmulatedCluster:
         host: str = "127.0.0.1",
         port: int = 0,
         replication_interval_ms: float = 5.0,
-        delete_records_max_version: int | dict[int, int] = 3,
+        replica_fetch_wait_max_ms: float = 500.0,
+        broker_session_timeout_ms: float = 9_000.0,
+        delete_records_max_version: int | dict[int, int] = 2,
         sasl_users: dict[str, str] | None = None,
         super_users: Iterable[str] = (),
         acl_authorizer: bool = False,
@@ -51,10 +54,15 @@ class EmulatedCluster:
             raise ValueError("a cluster needs at least one broker")
         broker_ids = list(range(1, brokers + 1))
         self.host = host
-        self.model = ClusterState(broker_ids, replication_interval_ms=replication_interval_ms)
+        self.model = ClusterState(
+            broker_ids,
+            replication_interval_ms=replication_interval_ms,
+            replica_fetch_wait_max_ms=replica_fetch_wait_max_ms,
+            broker_session_timeout_ms=broker_session_timeout_ms,
+        )
         for broker in broker_ids:
             version = (
-                delete_records_max_version.get(broker, 3)
+                delete_records_max_version.get(broker, 2)
                 if isinstance(delete_records_max_version, dict)
                 else delete_records_max_version
             )
@@ -127,6 +135,13 @@ class EmulatedCluster:
         self.model.stop_broker(broker)
         await server.stop()
 
+    async def kill_broker(self, broker: int) -> None:
+        """A crash (no controlled shutdown): the listener and connections close at once, but the broker
+        stays registered, its replicas counted alive, until ``broker_session_timeout_ms`` passes."""
+        server = self._server(broker)
+        self.model.kill_broker(broker)
+        await server.stop()
+
     async def start_broker(self, broker: int) -> None:
         """Reopens the listener on the same port; the broker rejoins as a follower and catches up."""
         server = self._server(broker)
@@ -139,8 +154,16 @@ class EmulatedCluster:
     def resume_follower(self, topic: str, partition: int, broker: int) -> None:
         self.model.resume_follower(topic, partition, broker)
 
-    def move_leader(self, topic: str, partition: int, broker: int) -> None:
-        self.model.move_leader(topic, partition, broker)
+    def move_leader(
+        self,
+        topic: str,
+        partition: int,
+        broker: int,
+        high_watermark: int | None = None,
+        catch_up_ms: float = 0.0,
+    ) -> None:
+        """Elect ``broker``; optionally with a lagging high watermark for ``catch_up_ms``."""
+        self.model.move_leader(topic, partition, broker, high_watermark, catch_up_ms)
 
     def inject_fault(
         self, broker: int, api: str | int, error: str | int | None = None, count: int = 1, delay_ms: float = 0

@@ -2,10 +2,10 @@
 
 GET  /state                                          full state (replicas, groups, ACLs, faults)
 POST /topics                                         {"name", "partitions", "replication_factor", "configs"}
-POST /brokers/{id}/stop | /start | /drop-connections
+POST /brokers/{id}/stop | /kill | /start | /drop-connections
 POST /brokers/{id}/delete-records-max-version        {"version": 2}
 POST /topics/{topic}/partitions/{p}/followers/{broker}/pause   (and /resume)
-POST /topics/{topic}/partitions/{p}/leader           {"broker": id}
+POST /topics/{topic}/partitions/{p}/leader           {"broker": id, "high_watermark", "catch_up_ms"}
 POST /faults                                         {"broker", "api", "error", "count", "delay_ms"}
 GET  /requests?api=&client_id=&after=&limit=         recorded requests, oldest first, paginated by seq
 DELETE /requests                                     empties the request log
@@ -68,7 +68,11 @@ class ControlServer:
         self._routes: list[tuple[str, re.Pattern[str], Route]] = [
             ("GET", re.compile(r"/state"), self._state),
             ("POST", re.compile(r"/topics"), self._create_topic),
-            ("POST", re.compile(rf"/brokers/{_SEGMENT}/(stop|start|drop-connections)"), self._broker_action),
+            (
+                "POST",
+                re.compile(rf"/brokers/{_SEGMENT}/(stop|kill|start|drop-connections)"),
+                self._broker_action,
+            ),
             ("POST", re.compile(rf"/brokers/{_SEGMENT}/delete-records-max-version"), self._max_version),
             (
                 "POST",
@@ -143,6 +147,8 @@ class ControlServer:
         action = params["1"]
         if action == "stop":
             await self._cluster.stop_broker(broker)
+        elif action == "kill":
+            await self._cluster.kill_broker(broker)
         elif action == "start":
             await self._cluster.start_broker(broker)
         else:
@@ -167,7 +173,11 @@ class ControlServer:
     async def _leader(self, params: dict[str, str], body: dict[str, Any]) -> Any:
         topic, partition = params["0"], _int(params["1"], "partition")
         broker = _field(body, "broker", int)
-        self._cluster.move_leader(topic, partition, broker)
+        high_watermark = _field(body, "high_watermark", int, None, optional=True)
+        catch_up_ms = _field(body, "catch_up_ms", (int, float), 0)
+        if catch_up_ms < 0:
+            raise HttpError(400, "catch_up_ms must not be negative")
+        self._cluster.move_leader(topic, partition, broker, high_watermark, catch_up_ms)
         return {"topic": topic, "partition": partition, "leader": broker}
 
     async def _fault(self, params: dict[str, str], body: dict[str, Any]) -> Any:

@@ -1,8 +1,10 @@
 """The ``--config`` file of ``python -m kafka_emulator``: cluster options plus topics to create at start.
 
 brokers: 3
-delete_records_max_version: 3        # or per broker: {1: 3, 2: 2}
+delete_records_max_version: 2        # Kafka 3.9's; 3 = the LeaderOnly draft, or per broker: {1: 3, 2: 2}
 replication_interval_ms: 5
+replica_fetch_wait_max_ms: 500       # replica.fetch.wait.max.ms
+broker_session_timeout_ms: 9000      # broker.session.timeout.ms
 sasl_users: {alice: alice-secret}
 super_users: ["User:admin"]
 acl_authorizer: false
@@ -26,6 +28,8 @@ _CLUSTER_KEYS: dict[str, type | tuple[type, ...]] = {
     "brokers": int,
     "port": int,
     "replication_interval_ms": (int, float),
+    "replica_fetch_wait_max_ms": (int, float),
+    "broker_session_timeout_ms": (int, float),
     "delete_records_max_version": (int, dict),
     "sasl_users": dict,
     "super_users": list,

@@ -16,6 +16,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 from pydantic import SecretStr
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -111,11 +112,29 @@ def tamper(sessionmaker: async_sessionmaker[AsyncSession]) -> Callable[[str], Aw
 
 
 @pytest.fixture
-async def emulator() -> AsyncIterator[Any]:
+def replica_fetch_wait_ms() -> float:
+    """``replica.fetch.wait.max.ms`` of ``emulator``: shortened here; the DeleteRecords paths of the service
+    override it with Kafka's 500 ms (tests/helpers/kafka_timing.py says which)."""
+    return SHORT_FETCH_WAIT_MS
+
+
+@pytest.fixture
+def delete_records_max_version() -> int:
+    """DeleteRecords versions ``emulator`` serves: 0-2 as Apache Kafka 3.9; modules that exercise the
+    LeaderOnly draft (v3) override this with 3."""
+    return 2
+
+
+@pytest.fixture
+async def emulator(replica_fetch_wait_ms: float, delete_records_max_version: int) -> AsyncIterator[Any]:
     """A 3-broker emulated Kafka cluster on ephemeral ports; tests create their own topics."""
     from kafka_emulator import EmulatedCluster
 
-    cluster = EmulatedCluster(brokers=3)
+    cluster = EmulatedCluster(
+        brokers=3,
+        replica_fetch_wait_max_ms=replica_fetch_wait_ms,
+        delete_records_max_version=delete_records_max_version,
+    )
     await cluster.start()
     try:
         yield cluster

@@ -40,6 +40,10 @@ class EmulatorProcess:
             str(self.brokers),
             "--config",
             str(self.topology),
+            # The demo shows LeaderOnly deletions, so its brokers serve the DeleteRecords v3 draft, which no
+            # Apache Kafka release has (3.9 serves v0-2, the emulator's default).
+            "--delete-records-max-version",
+            "3",
             stdout=asyncio.subprocess.PIPE,
             # Its own session: Ctrl-C reaches only us, and we stop it after the service has drained.
             start_new_session=True,

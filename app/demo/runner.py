@@ -96,6 +96,10 @@ async def prepare(emulator: EmulatorProcess, database: Path, public_url: str) ->
     await emulator.start()
     count = await produce_demo_records(emulator.bootstrap)
     log.info("demo data: %d records in the emulated cluster at %s", count, emulator.bootstrap)
+    log.info(
+        "the emulated brokers serve DeleteRecords v3 (the LeaderOnly KIP draft) for leader_only deletions; "
+        "Apache Kafka 3.9 serves v0-2"
+    )
     settings = demo_settings(emulator.bootstrap, database, public_url)
     await upgrade(settings.database.url)
     return settings

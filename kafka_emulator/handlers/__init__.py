@@ -1,6 +1,17 @@
-"""Data-plane request handlers: Metadata, topics, Produce, Fetch, ListOffsets, DeleteRecords, configs."""
+"""Data-plane request handlers: Metadata, topics, Produce, Fetch, ListOffsets, DeleteRecords, configs,
+InitProducerId and OffsetForLeaderEpoch."""
 
-from kafka_emulator.handlers import configs, delete_records, fetch, list_offsets, metadata, produce, topics
+from kafka_emulator.handlers import (
+    configs,
+    delete_records,
+    fetch,
+    leader_epochs,
+    list_offsets,
+    metadata,
+    produce,
+    producer_ids,
+    topics,
+)
 from kafka_emulator.protocol.api import Authorizer, HandlerRegistry
 from kafka_emulator.state import ClusterState
 
@@ -14,6 +25,8 @@ def register_data_handlers(registry: HandlerRegistry, state: ClusterState, autho
     registry.register(topics.DELETE_TOPICS, topics.delete_topics_handler(state, authorizer))
     registry.register(delete_records.API_KEY, delete_records.delete_records_handler(state, authorizer))
     registry.register(configs.API_KEY, configs.describe_configs_handler(state, authorizer))
+    registry.register(producer_ids.API_KEY, producer_ids.init_producer_id_handler(state, authorizer))
+    registry.register(leader_epochs.API_KEY, leader_epochs.offset_for_leader_epoch_handler(state, authorizer))
 
 
 __all__ = ["register_data_handlers"]

@@ -12,23 +12,29 @@ from kafka_emulator.state.log import ReplicaLog
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 DEBUGGING_REPLICA = -2
+CONSUMER_REPLICA = -1
+# Below v5 a lagging new leader answers LEADER_NOT_AVAILABLE instead (ReplicaManager.fetchOffset).
+OFFSET_NOT_AVAILABLE_VERSION = 5
 # Lowest request version that may carry each sentinel (KafkaApis.scala:1163-1169).
 MIN_VERSION = {LATEST: 0, EARLIEST: 0, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
+Answer = tuple[int, int, int]  # timestamp, offset, leader epoch
 
 
-def lookup(log: ReplicaLog, timestamp: int, upper_bound: int) -> tuple[int, int] | None:
-    """(timestamp, offset) for one partition, or None for the -1/-1 "no such offset" answer."""
+def lookup(log: ReplicaLog, timestamp: int, upper_bound: int, leader_epoch: int) -> Answer | None:
+    """(timestamp, offset, leader epoch) for one partition, or None for the -1/-1 "no such offset" answer.
+    EARLIEST carries the epoch cache's earliest epoch and a found record its batch's epoch
+    (``UnifiedLog.fetchOffsetByTimestamp``); LATEST the current one."""
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
-        return -1, log.log_start_offset
+        return -1, log.log_start_offset, log.earliest_epoch
     if timestamp == LATEST:
-        return -1, upper_bound
+        return -1, upper_bound, leader_epoch
     if timestamp == LATEST_TIERED:
         return None
     if timestamp == MAX_TIMESTAMP:
         found = log.max_timestamp_offset(upper_bound)
     else:
         found = log.offset_for_timestamp(timestamp, upper_bound)
-    return None if found is None else (found[1], found[0])
+    return None if found is None else (found[1], found[0], found[2])
 
 
 class _Lister:
@@ -37,40 +43,51 @@ class _Lister:
         self.ctx = ctx
         self.version = ctx.api_version
         self.debug = request["ReplicaId"] == DEBUGGING_REPLICA
+        self.client = request["ReplicaId"] == CONSUMER_REPLICA
         self.allowed = TopicAuthorization(authorizer, ctx, "DESCRIBE")
 
     def answer(self, topic: str, part: Message, duplicate: bool) -> Message:
         index = part["PartitionIndex"]
-        error, found, epoch = self._resolve(topic, part, duplicate)
+        error, found = self._resolve(topic, part, duplicate)
         entry: Message = {"PartitionIndex": index, "ErrorCode": error, "Timestamp": -1, "Offset": -1}
         entry["LeaderEpoch"] = -1
         if found is not None:
-            entry.update(Timestamp=found[0], Offset=found[1], LeaderEpoch=epoch)
+            entry.update(Timestamp=found[0], Offset=found[1], LeaderEpoch=found[2])
         entry["OldStyleOffsets"] = [found[1]] if found is not None else []
         return entry
 
-    def _resolve(
-        self, topic: str, part: Message, duplicate: bool
-    ) -> tuple[ErrorCode, tuple[int, int] | None, int]:
+    def _resolve(self, topic: str, part: Message, duplicate: bool) -> tuple[ErrorCode, Answer | None]:
         timestamp = part["Timestamp"]
         if duplicate:
-            return ErrorCode.INVALID_REQUEST, None, -1
+            return ErrorCode.INVALID_REQUEST, None
         if not self.allowed(topic):
-            return ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, -1
+            return ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
         if timestamp < 0 and (timestamp not in MIN_VERSION or self.version < MIN_VERSION[timestamp]):
-            return ErrorCode.UNSUPPORTED_VERSION, None, -1
+            return ErrorCode.UNSUPPORTED_VERSION, None
         partition = self.state.partition(topic, part["PartitionIndex"])
         if partition is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None, -1
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
         broker = self.ctx.broker_id
         if partition.leader != broker and not (self.debug and broker in partition.replicas):
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER, None, -1
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
         epoch_error = check_epoch(partition, part.get("CurrentLeaderEpoch", -1))
         if epoch_error != ErrorCode.NONE:
-            return epoch_error, None, -1
+            return epoch_error, None
         log = partition.logs[broker]
+        epoch = partition.leader_epoch
+        if self.client and partition.high_watermark_lags() and timestamp not in (EARLIEST, EARLIEST_LOCAL):
+            # A new leader whose HW has not reached its epoch's start: LATEST, or a record the search
+            # finds at or above the HW, cannot be answered yet (Partition.fetchOffsetForTimestamp).
+            found = lookup(log, timestamp, log.log_end_offset, epoch)
+            if timestamp == LATEST or found is None or found[1] >= log.high_watermark:
+                return self._not_available(), None
         bound = log.log_end_offset if self.debug else log.high_watermark
-        return ErrorCode.NONE, lookup(log, timestamp, bound), partition.leader_epoch
+        return ErrorCode.NONE, lookup(log, timestamp, bound, epoch)
+
+    def _not_available(self) -> ErrorCode:
+        if self.version >= OFFSET_NOT_AVAILABLE_VERSION:
+            return ErrorCode.OFFSET_NOT_AVAILABLE
+        return ErrorCode.LEADER_NOT_AVAILABLE
 
 
 def list_offsets_handler(state: ClusterState, authorizer: Authorizer) -> Handler:

@@ -14,14 +14,23 @@ API_KEY = 0
 
 
 class _Appended:
-    __slots__ = ("base_offset", "end_offset", "error", "index", "topic")
+    __slots__ = ("append_time", "base_offset", "end_offset", "error", "index", "topic")
 
-    def __init__(self, topic: str, index: int, error: ErrorCode, base_offset: int = -1, end_offset: int = -1):
+    def __init__(
+        self,
+        topic: str,
+        index: int,
+        error: ErrorCode,
+        base_offset: int = -1,
+        end_offset: int = -1,
+        append_time: int = -1,
+    ):
         self.topic = topic
         self.index = index
         self.error = error
         self.base_offset = base_offset
         self.end_offset = end_offset
+        self.append_time = append_time
 
 
 def _append_one(
@@ -40,9 +49,9 @@ def _append_one(
         min_isr = int(found.config("min.insync.replicas"))
         if len(partition.isr()) < min_isr:
             return _Appended(topic, index, ErrorCode.NOT_ENOUGH_REPLICAS)
-    error, base = append(state, ctx.broker_id, topic, index, records)
+    error, base, append_time = append(state, ctx.broker_id, found, index, records)
     end = partition.logs[ctx.broker_id].log_end_offset if error == ErrorCode.NONE else -1
-    return _Appended(topic, index, error, base, end)
+    return _Appended(topic, index, error, base, end, append_time)
 
 
 async def _await_replication(
@@ -104,7 +113,7 @@ def _response(state: ClusterState, broker: int, appended: list[_Appended]) -> Me
             "Index": item.index,
             "ErrorCode": item.error,
             "BaseOffset": item.base_offset if ok else -1,
-            "LogAppendTimeMs": -1,
+            "LogAppendTimeMs": item.append_time if ok else -1,
             "LogStartOffset": log.log_start_offset if ok and log is not None else -1,
             "RecordErrors": [],
             "ErrorMessage": None,

@@ -7,7 +7,7 @@ from collections import Counter
 from kafka_emulator.protocol.api import Authorizer, Handler, Message, RequestContext
 from kafka_emulator.protocol.errors import ErrorCode
 from kafka_emulator.state import ClusterState, Topic, TopicError
-from kafka_emulator.state.topics import TOPIC_DEFAULTS
+from kafka_emulator.state.topic_configs import TOPIC_DEFAULTS
 
 CREATE_TOPICS, DELETE_TOPICS = 19, 20
 DEFAULT_PARTITIONS = 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
 from collections.abc import Callable
@@ -33,6 +34,8 @@ class ClusterState:
         broker_ids: list[int],
         replication_interval_ms: float = 5.0,
         replica_lag_time_max_ms: float = 10_000.0,
+        replica_fetch_wait_max_ms: float = 500.0,
+        broker_session_timeout_ms: float = 9_000.0,
     ) -> None:
         if not broker_ids:
             raise ValueError("a cluster needs at least one broker")
@@ -41,9 +44,16 @@ class ClusterState:
         self.topics: dict[str, Topic] = {}
         self.cluster_id = "emulated-kafka-cluster"
         self.listeners: dict[int, tuple[str, int]] = {}
-        self.max_delete_records_version: dict[int, int] = dict.fromkeys(broker_ids, 3)
+        # Apache Kafka 3.9 serves DeleteRecords v0-2; v3 (LeaderOnly, a KIP draft) is opt-in per broker.
+        self.max_delete_records_version: dict[int, int] = dict.fromkeys(broker_ids, 2)
         self.purgatory = DeletePurgatory()
-        self.replicator = Replicator(replication_interval_ms, replica_lag_time_max_ms, self.purgatory)
+        self.replicator = Replicator(
+            replication_interval_ms, replica_lag_time_max_ms, self.purgatory, replica_fetch_wait_max_ms
+        )
+        self.session_timeout_s = broker_session_timeout_ms / 1000
+        # Crashed brokers: no listener, no fetches, but still registered until their session times out.
+        self.crashed = self.replicator.crashed
+        self._fence_timers: dict[int, asyncio.TimerHandle] = {}
         self._next_leader = 0
         # Called with the topic's name after it is gone (the group coordinator drops its offsets).
         self.topic_deleted_listeners: list[Callable[[str], None]] = []
@@ -52,6 +62,9 @@ class ClusterState:
         self.replicator.start()
 
     async def stop(self) -> None:
+        for timer in self._fence_timers.values():
+            timer.cancel()
+        self._fence_timers.clear()
         await self.replicator.stop()
 
     def set_listener(self, broker_id: int, host: str, port: int) -> None:
@@ -164,7 +177,7 @@ class ClusterState:
             partition.in_sync = {alive[0]}
             partition.become_leader(alive[0])
         else:
-            partition.leader = -1
+            partition.go_offline()
         partition.notify_change()
         self.replicator.mark(partition)
 
@@ -172,8 +185,29 @@ class ClusterState:
         topic = self.topics.get(partition.topic)
         return topic is not None and topic.config("unclean.leader.election.enable").lower() == "true"
 
+    def kill_broker(self, broker_id: int) -> None:
+        """A crash: the broker stops answering and fetching at once, but stays registered (alive for
+        metadata, the ISR and the low watermark) until ``broker.session.timeout.ms`` passes; then the
+        controller fences it as if it had stopped."""
+        self._require_broker(broker_id)
+        if broker_id not in self.alive or broker_id in self.crashed:
+            return
+        self.crashed.add(broker_id)
+        self.purgatory.expire_broker(broker_id)
+        loop = asyncio.get_running_loop()
+        self._fence_timers[broker_id] = loop.call_later(self.session_timeout_s, self._fence, broker_id)
+
+    def _fence(self, broker_id: int) -> None:
+        self._fence_timers.pop(broker_id, None)
+        if broker_id in self.crashed:
+            self.stop_broker(broker_id)
+
     def stop_broker(self, broker_id: int) -> None:
         self._require_broker(broker_id)
+        timer = self._fence_timers.pop(broker_id, None)
+        if timer is not None:
+            timer.cancel()
+        self.crashed.discard(broker_id)
         if broker_id not in self.alive:
             return
         self.alive.discard(broker_id)
@@ -189,6 +223,8 @@ class ClusterState:
 
     def start_broker(self, broker_id: int) -> None:
         self._require_broker(broker_id)
+        if broker_id in self.crashed:
+            self.stop_broker(broker_id)  # a restarted broker re-registers: its old incarnation is fenced
         if broker_id in self.alive:
             return
         self.alive.add(broker_id)
@@ -222,9 +258,19 @@ class ClusterState:
         partition.paused.pop(broker, None)
         self.replicator.mark(partition)
 
-    def move_leader(self, topic: str, index: int, broker: int) -> None:
+    def move_leader(
+        self,
+        topic: str,
+        index: int,
+        broker: int,
+        high_watermark: int | None = None,
+        catch_up_ms: float = 0.0,
+    ) -> None:
+        """Elect ``broker``. ``high_watermark`` lowers the new leader's HW (within its LSO and its own HW:
+        what it had learned as a follower) and ``catch_up_ms`` keeps the followers from fetching for that
+        long, so the HW lags the old leader's (OFFSET_NOT_AVAILABLE, OFFSET_OUT_OF_RANGE) until then."""
         partition = self._require_partition(topic, index)
-        if broker not in partition.replicas or broker not in self.alive:
+        if broker not in partition.replicas or broker not in self.alive or broker in self.crashed:
             raise ValueError(f"broker {broker} is not an alive replica of {topic}-{index}")
         if partition.leader == broker:
             return
@@ -233,7 +279,13 @@ class ClusterState:
             # records it lacks are lost, as with Kafka's unclean leader election.
             partition.in_sync = {broker}
         partition.paused.pop(broker, None)
+        log = partition.logs[broker]
+        if high_watermark is not None:
+            log.high_watermark = max(log.log_start_offset, min(high_watermark, log.high_watermark))
         partition.become_leader(broker)
+        if catch_up_ms > 0:
+            partition.hold_until = time.monotonic() + catch_up_ms / 1000
+            self.replicator.mark_later(partition, catch_up_ms / 1000 + 0.001)
         partition.notify_change()
         self.replicator.mark(partition)
 

@@ -7,6 +7,7 @@ import time
 
 from kafka_emulator.protocol.errors import ErrorCode
 from kafka_emulator.state.cluster_state import ClusterState
+from kafka_emulator.state.log import ProducerRefused
 from kafka_emulator.state.partition import Partition
 from kafka_emulator.state.purgatory import PartitionOutcome
 from kafka_emulator.state.records import CorruptBatchError, UnsupportedMagicError
@@ -23,24 +24,29 @@ def leader_partition(state: ClusterState, broker: int, topic: str, index: int) -
     return partition
 
 
-def append(state: ClusterState, broker: int, topic: str, index: int, records: bytes) -> tuple[ErrorCode, int]:
-    """Append a produce payload on the leader: (error, base offset)."""
-    found = leader_partition(state, broker, topic, index)
+def append(
+    state: ClusterState, broker: int, topic: Topic, index: int, records: bytes
+) -> tuple[ErrorCode, int, int]:
+    """Append a produce payload on the leader: (error, base offset, log append time or -1). A topic with
+    ``message.timestamp.type=LogAppendTime`` has its batches stamped with the broker's clock."""
+    found = leader_partition(state, broker, topic.name, index)
     if isinstance(found, ErrorCode):
-        return found, -1
+        return found, -1, -1
     log = found.logs[broker]
+    now = int(time.time() * 1000) if topic.config("message.timestamp.type") == "LogAppendTime" else None
     try:
-        base = log.append_produced(records, found.leader_epoch)
+        base = log.append_produced(records, found.leader_epoch, now)
+    except ProducerRefused as refused:
+        return refused.error, -1, -1
     except UnsupportedMagicError:
-        return ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, -1
+        return ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, -1, -1
     except CorruptBatchError:
-        return ErrorCode.CORRUPT_MESSAGE, -1
+        return ErrorCode.CORRUPT_MESSAGE, -1, -1
     if found.maybe_raise_high_watermark(time.monotonic(), state.replicator.max_lag_s):
-        found.share_high_watermark()
         found.notify_change()
         state.purgatory.check(found)
     state.leader_changed(found)
-    return ErrorCode.NONE, base
+    return ErrorCode.NONE, base, -1 if now is None else now
 
 
 def delete_records_local(

@@ -4,7 +4,28 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from kafka_emulator.state.records import StoredBatch, rebase, record_timestamps, split_batches
+from kafka_emulator.protocol.errors import ErrorCode
+from kafka_emulator.state.producers import Producers
+from kafka_emulator.state.records import (
+    StoredBatch,
+    batch_leader_epoch,
+    batch_producer,
+    rebase,
+    record_timestamps,
+    split_batches,
+)
+
+
+class ProducerRefused(ValueError):
+    """An idempotent producer's batch is out of sequence or from a fenced epoch (the error to answer)."""
+
+    def __init__(self, error: ErrorCode) -> None:
+        super().__init__(error.name)
+        self.error = error
+
+
+# (offset, timestamp, leader epoch of the batch holding the record)
+Found = tuple[int, int, int]
 
 
 class ReplicaLog:
@@ -12,13 +33,29 @@ class ReplicaLog:
 
     Batches entirely below the log start offset are dropped at once (Kafka keeps segment files until
     the retention task runs, but nothing can read them, so the difference is invisible to clients).
+    The log is one active segment, as a Kafka log below ``segment.bytes`` is: its largest timestamp so
+    far (``_max_batch``, what MAX_TIMESTAMP answers) outlives a deletion past that record.
+    ``epochs`` is Kafka's leader epoch cache: (epoch, start offset) per epoch, from appended batches and
+    from ``assign_epoch`` when the replica becomes leader.
     """
 
-    __slots__ = ("_bases", "_batches", "high_watermark", "log_end_offset", "log_start_offset")
+    __slots__ = (
+        "_bases",
+        "_batches",
+        "_epochs",
+        "_max_batch",
+        "high_watermark",
+        "log_end_offset",
+        "log_start_offset",
+        "producers",
+    )
 
     def __init__(self) -> None:
         self._batches: list[StoredBatch] = []
         self._bases: list[int] = []
+        self._max_batch: StoredBatch | None = None
+        self._epochs: list[tuple[int, int]] = []
+        self.producers = Producers()
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.high_watermark = 0
@@ -27,12 +64,22 @@ class ReplicaLog:
     def batch_count(self) -> int:
         return len(self._batches)
 
-    def append_produced(self, blob: bytes, leader_epoch: int) -> int:
-        """Append a produce payload (one or more batches), assigning offsets; returns the first offset."""
+    def append_produced(self, blob: bytes, leader_epoch: int, log_append_time: int | None = None) -> int:
+        """Append a produce payload (one or more batches), assigning offsets; returns the first offset.
+        ``log_append_time`` (ms) stamps every batch with it, for a LogAppendTime topic. Idempotent
+        producers' batches are checked first (``Producers.check``): a duplicate returns its original
+        offset and appends nothing; a sequence or epoch error raises ``ProducerRefused``."""
+        found = split_batches(blob)
+        verdict = self.producers.check([batch_producer(blob, start) for start, *_ in found])
+        if isinstance(verdict, ErrorCode):
+            raise ProducerRefused(verdict)
+        if verdict is not None:
+            return verdict
         first = self.log_end_offset
         next_offset = first
-        for start, end, last_delta, base_ts, max_ts in split_batches(blob):
-            data = rebase(blob, start, end, next_offset, leader_epoch)
+        for start, end, last_delta, base_ts, produced_max_ts in found:
+            data = rebase(blob, start, end, next_offset, leader_epoch, log_append_time)
+            max_ts = produced_max_ts if log_append_time is None else log_append_time
             self._push(StoredBatch(next_offset, next_offset + last_delta, base_ts, max_ts, data))
             next_offset += last_delta + 1
         return first
@@ -41,6 +88,39 @@ class ReplicaLog:
         self._batches.append(batch)
         self._bases.append(batch.base_offset)
         self.log_end_offset = batch.next_offset
+        if self._max_batch is None or batch.max_timestamp > self._max_batch.max_timestamp:
+            self._max_batch = batch
+        self.assign_epoch(batch_leader_epoch(batch), batch.base_offset)
+        self.producers.record(batch_producer(batch.data))
+
+    def assign_epoch(self, epoch: int, start_offset: int) -> None:
+        """A new leader epoch starts at ``start_offset`` (``LeaderEpochFileCache.assign``)."""
+        epochs = self._epochs
+        if epoch >= 0 and (not epochs or epoch > epochs[-1][0]):
+            epochs.append((epoch, start_offset))
+
+    @property
+    def epochs(self) -> list[tuple[int, int]]:
+        """The epoch cache as Kafka keeps it after ``truncateFromStart(log start offset)``: the last entry
+        at or below the log start offset starts there, the ones before it are gone. Computed when read
+        (ListOffsets EARLIEST, OffsetForLeaderEpoch), so a DeleteRecords on 10,000 partitions does not pay
+        for it."""
+        start = self.log_start_offset
+        epochs = self._epochs
+        below = 0
+        while below < len(epochs) and epochs[below][1] <= start:
+            below += 1
+        if below == 0:
+            return list(epochs)
+        return [(epochs[below - 1][0], start), *epochs[below:]]
+
+    @property
+    def earliest_epoch(self) -> int:
+        """The epoch EARLIEST answers: the cache's first entry if it starts at or below the log start
+        offset, else -1 (``UnifiedLog.fetchOffsetByTimestamp``)."""
+        if self.epochs and self.epochs[0][1] <= self.log_start_offset:
+            return self.epochs[0][0]
+        return -1
 
     def copy_from(self, leader: ReplicaLog) -> None:
         """What a follower fetch brings over: every leader batch from this log's end offset."""
@@ -96,6 +176,9 @@ class ReplicaLog:
         """A follower that fell below the leader's log start offset restarts its log there."""
         self._batches.clear()
         self._bases.clear()
+        self._max_batch = None
+        self._epochs = []
+        self.producers.clear()
         self.log_start_offset = self.log_end_offset = self.high_watermark = offset
 
     def common_end(self, leader: ReplicaLog) -> int:
@@ -120,41 +203,35 @@ class ReplicaLog:
         del self._bases[index:]
         self.log_end_offset = self._batches[-1].next_offset if self._batches else self.log_start_offset
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
+        self._epochs = [entry for entry in self._epochs if entry[1] < offset]
+        self.producers.clear()
+        for kept in self._batches:
+            self.producers.record(batch_producer(kept.data))
+        if self._max_batch is not None and self._max_batch.base_offset >= offset:
+            self._max_batch = max(self._batches, key=lambda b: b.max_timestamp, default=None)
 
-    def offset_for_timestamp(self, timestamp: int, upper_bound: int) -> tuple[int, int] | None:
-        """First (offset, timestamp) with offset >= log start, ts >= ``timestamp`` and offset < bound."""
+    def offset_for_timestamp(self, timestamp: int, upper_bound: int) -> Found | None:
+        """The first record with offset >= log start, ts >= ``timestamp`` and offset < bound, searched
+        record by record inside each batch whose max timestamp reaches ``timestamp`` (compressed batches
+        are decompressed), as ``FileRecords.searchForTimestamp`` does."""
+        start = self.log_start_offset
         for batch in self._batches:
             if batch.base_offset >= upper_bound:
                 return None
             if batch.max_timestamp < timestamp:
                 continue
-            found = self._search_batch(batch, timestamp, upper_bound)
-            if found is not None:
-                return found
+            for offset, ts in record_timestamps(batch):
+                if ts >= timestamp and offset >= start:
+                    return (offset, ts, batch_leader_epoch(batch)) if offset < upper_bound else None
         return None
 
-    def _search_batch(self, batch: StoredBatch, timestamp: int, upper_bound: int) -> tuple[int, int] | None:
-        records = record_timestamps(batch)
-        if records is None:  # codec not decodable here: batch-level answer
-            return max(batch.base_offset, self.log_start_offset), batch.max_timestamp
-        for offset, ts in records:
-            if offset >= self.log_start_offset and ts >= timestamp and offset < upper_bound:
-                return offset, ts
-        return None
-
-    def max_timestamp_offset(self, upper_bound: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the record with the largest timestamp below ``upper_bound``."""
-        best: tuple[int, int] | None = None
-        for batch in self._batches:
-            if batch.base_offset >= upper_bound:
-                break
-            if best is None or batch.max_timestamp > best[1]:
-                best = (batch.base_offset, batch.max_timestamp)
-        if best is None:
+    def max_timestamp_offset(self, upper_bound: int) -> Found | None:
+        """The first record carrying the largest timestamp the log has held (``offsetOfMaxTimestamp``
+        of its batch), or None when it is at or above ``upper_bound`` (the HW, for consumers)."""
+        batch = self._max_batch
+        if batch is None:
             return None
-        batch = self._batches[self._index_of(best[0])]
-        records = record_timestamps(batch) or []
-        for offset, ts in records:
-            if ts == batch.max_timestamp and offset >= self.log_start_offset:
-                return offset, ts
-        return best
+        for offset, ts in record_timestamps(batch):
+            if ts == batch.max_timestamp:
+                return (offset, ts, batch_leader_epoch(batch)) if offset < upper_bound else None
+        return None

@@ -33,6 +33,11 @@ class Partition:
         self.in_sync: set[int] = {b for b in replicas if b in alive} or set(replicas)
         self.unvalidated: set[int] = set()
         self.change_waiters: set[asyncio.Future[None]] = set()
+        # The leader's LEO when it became leader: ListOffsets answers OFFSET_NOT_AVAILABLE while the HW
+        # is below it (Partition.fetchOffsetForTimestamp).
+        self.epoch_start_offset = 0
+        # Until this monotonic time no follower fetches from the leader (a lagging new leader).
+        self.hold_until = 0.0
 
     @property
     def key(self) -> tuple[str, int]:
@@ -45,6 +50,9 @@ class Partition:
         """New leader epoch; the new leader knows nothing of its followers until they fetch."""
         self.leader = broker
         self.leader_epoch += 1
+        log = self.logs[broker]
+        self.epoch_start_offset = log.log_end_offset
+        log.assign_epoch(self.leader_epoch, log.log_end_offset)  # Partition.makeLeader
         self.follower_lso = {b: UNKNOWN_OFFSET for b in self.replicas if b != broker}
         self.follower_leo = dict(self.follower_lso)
         self.unvalidated = set(self.follower_lso)
@@ -89,13 +97,36 @@ class Partition:
             return True
         return False
 
-    def share_high_watermark(self) -> None:
-        """Followers waiting in a fetch learn a raised HW at once (Kafka completes their delayed fetch)."""
-        high_watermark = self.logs[self.leader].high_watermark
-        for broker in self.replicas:
-            if broker != self.leader and broker in self.alive and broker not in self.paused:
-                log = self.logs[broker]
-                log.high_watermark = max(log.high_watermark, min(high_watermark, log.log_end_offset))
+    def go_offline(self) -> None:
+        """No replica can lead: leader -1, and the leader epoch moves on (KRaft's partition change)."""
+        if self.leader >= 0:
+            self.leader_epoch += 1
+        self.leader = UNKNOWN_OFFSET
+
+    def high_watermark_lags(self) -> bool:
+        """The leader's HW is still below the offset its epoch began at (OFFSET_NOT_AVAILABLE)."""
+        return self.leader >= 0 and self.epoch_start_offset > self.logs[self.leader].high_watermark
+
+    def has_records_for(self, broker: int) -> bool:
+        """The leader answers ``broker``'s fetch at once: records to copy, or a truncation to make."""
+        leader = self.logs[self.leader]
+        log = self.logs[broker]
+        return (
+            broker in self.unvalidated
+            or log.log_end_offset != leader.log_end_offset
+            or log.log_end_offset < leader.log_start_offset
+        )
+
+    def has_news_for(self, broker: int) -> bool:
+        """``broker`` has records but not yet the leader's LSO or HW (or the leader not its report)."""
+        leader = self.logs[self.leader]
+        log = self.logs[broker]
+        return (
+            log.log_start_offset < leader.log_start_offset
+            or log.high_watermark < min(leader.high_watermark, log.log_end_offset)
+            or self.follower_lso.get(broker) != log.log_start_offset
+            or self.follower_leo.get(broker) != log.log_end_offset
+        )
 
     def follower_fetch(self, broker: int) -> bool:
         """The leader answers ``broker``'s fetch, which then at once sends its next fetch.

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import gzip
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import cramjam
+import crc32c
+
+from kafka_emulator.state.producers import INT32_MAX, ProducerBatch
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
@@ -12,6 +18,12 @@ _LENGTH_AND_EPOCH = struct.Struct(">qii")
 _RECORDS_START = HEADER_SIZE
 _COMPRESSION_MASK = 0x07
 _CONTROL_FLAG = 0x20
+# Byte positions in the batch header: CRC (covering attributes to the end), attributes, max timestamp.
+_CRC, _ATTRIBUTES, _MAX_TIMESTAMP = 17, 21, 35
+_INT16 = struct.Struct(">h")
+_INT64 = struct.Struct(">q")
+_UINT32 = struct.Struct(">I")
+TIMESTAMP_TYPE_FLAG = 0x08  # set: LogAppendTime
 
 
 class CorruptBatchError(ValueError):
@@ -61,11 +73,20 @@ def split_batches(blob: bytes) -> list[tuple[int, int, int, int, int]]:
     return found
 
 
-def rebase(blob: bytes, start: int, end: int, base_offset: int, leader_epoch: int) -> bytes:
-    """Copy one batch with a new base offset and leader epoch; the CRC does not cover either."""
+def rebase(
+    blob: bytes, start: int, end: int, base_offset: int, leader_epoch: int, log_append_time: int | None = None
+) -> bytes:
+    """Copy one batch with a new base offset and leader epoch; the CRC does not cover either. With
+    ``log_append_time`` (a LogAppendTime topic) the batch is stamped as Kafka's LogValidator does for v2
+    batches: timestamp type LogAppendTime and max timestamp = the append time, CRC recomputed."""
     data = bytearray(blob[start:end])
     length = _LENGTH_AND_EPOCH.unpack_from(data, 0)[1]
     _LENGTH_AND_EPOCH.pack_into(data, 0, base_offset, length, leader_epoch)
+    if log_append_time is not None:
+        attributes = _INT16.unpack_from(data, _ATTRIBUTES)[0]
+        _INT16.pack_into(data, _ATTRIBUTES, attributes | TIMESTAMP_TYPE_FLAG)
+        _INT64.pack_into(data, _MAX_TIMESTAMP, log_append_time)
+        _UINT32.pack_into(data, _CRC, crc32c.crc32c(bytes(data[_ATTRIBUTES:])))
     return bytes(data)
 
 
@@ -80,26 +101,78 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _records_payload(data: bytes) -> bytes | None:
+# snappy-java's stream framing, which Kafka's Java clients write: magic, version, compatible version,
+# then (length, raw snappy block) chunks. librdkafka may write raw snappy instead.
+_XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = 16
+_INT32 = struct.Struct(">i")
+
+
+def _snappy(body: bytes) -> bytes:
+    if not body.startswith(_XERIAL_MAGIC):
+        return bytes(cramjam.snappy.decompress_raw(body))
+    chunks, pos = [], _XERIAL_HEADER
+    while pos < len(body):
+        (length,) = _INT32.unpack_from(body, pos)
+        pos += 4
+        chunks.append(bytes(cramjam.snappy.decompress_raw(body[pos : pos + length])))
+        pos += length
+    return b"".join(chunks)
+
+
+def _lz4(body: bytes) -> bytes:
+    return bytes(cramjam.lz4.decompress(body))  # the LZ4 frame format (Kafka's KafkaLZ4BlockInputStream)
+
+
+def _zstd(body: bytes) -> bytes:
+    return bytes(cramjam.zstd.decompress(body))
+
+
+_CODECS: dict[int, Callable[[bytes], bytes]] = {1: gzip.decompress, 2: _snappy, 3: _lz4, 4: _zstd}
+
+
+def _records_payload(data: bytes) -> bytes:
+    """The batch's records, decompressed (RecordBatch attributes bits 0-2 name the codec)."""
     attributes = HEADER.unpack_from(data, 0)[5]
     codec = attributes & _COMPRESSION_MASK
     body = data[_RECORDS_START:]
     if codec == 0:
         return body
-    if codec == 1:
-        return gzip.decompress(body)
-    return None
+    decompress = _CODECS.get(codec)
+    if decompress is None:
+        raise CorruptBatchError(f"unknown compression codec {codec}")
+    return decompress(body)
 
 
-def record_timestamps(batch: StoredBatch) -> list[tuple[int, int]] | None:
-    """(offset, timestamp) per record, or None when the codec cannot be decoded here."""
+def batch_producer(data: bytes, start: int = 0) -> ProducerBatch:
+    """Producer id, epoch, sequence range and base offset (as the header has it) of the batch at ``start``.
+    Sequences wrap at the int32 maximum (``DefaultRecordBatch.incrementSequence``)."""
+    fields = HEADER.unpack_from(data, start)
+    base_offset, last_delta, producer_id, epoch, base_seq = (
+        fields[0],
+        fields[6],
+        fields[9],
+        fields[10],
+        fields[11],
+    )
+    last_seq = (base_seq + last_delta) % (INT32_MAX + 1) if base_seq >= 0 else base_seq
+    return ProducerBatch(producer_id, epoch, base_seq, last_seq, base_offset)
+
+
+def batch_leader_epoch(batch: StoredBatch) -> int:
+    """The batch's PartitionLeaderEpoch: the epoch of the leader that appended it."""
+    return int(_LENGTH_AND_EPOCH.unpack_from(batch.data, 0)[2])
+
+
+def record_timestamps(batch: StoredBatch) -> list[tuple[int, int]]:
+    """(offset, timestamp) per record, decompressing the batch. A LogAppendTime batch's records all carry
+    the batch's max timestamp (the broker's append time), as Kafka's ``DefaultRecordBatch`` reads them."""
     fields = HEADER.unpack_from(batch.data, 0)
-    attributes, base_ts, count = fields[5], fields[7], fields[12]
+    attributes, base_ts, max_ts, count = fields[5], fields[7], fields[8], fields[12]
     if attributes & _CONTROL_FLAG:
         return []
     payload = _records_payload(batch.data)
-    if payload is None:
-        return None
+    log_append_time = attributes & TIMESTAMP_TYPE_FLAG
     out: list[tuple[int, int]] = []
     pos = 0
     for _ in range(count):
@@ -108,6 +181,6 @@ def record_timestamps(batch: StoredBatch) -> list[tuple[int, int]] | None:
         pos += 1  # record attributes
         ts_delta, pos = _read_varint(payload, pos)
         offset_delta, pos = _read_varint(payload, pos)
-        out.append((batch.base_offset + offset_delta, base_ts + ts_delta))
+        out.append((batch.base_offset + offset_delta, max_ts if log_append_time else base_ts + ts_delta))
         pos = end
     return out

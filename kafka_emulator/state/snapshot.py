@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def snapshot_state(state: ClusterState) -> dict[str, Any]:
-    """Shape: {"brokers": [{id, alive, host, port, max_delete_records_version}], "topics": {name: {
+    """Shape: {"brokers": [{id, alive, crashed, host, port, max_delete_records_version}], "topics": {name: {
     topic_id, internal, configs, partitions: [{partition, leader, leader_epoch, replicas, isr,
     low_watermark, replica_states: {"<broker>": {log_start_offset, log_end_offset, high_watermark,
     paused, alive}}}]}}}."""
@@ -23,9 +23,10 @@ def snapshot_state(state: ClusterState) -> dict[str, Any]:
             {
                 "id": broker,
                 "alive": broker in state.alive,
+                "crashed": broker in state.crashed,
                 "host": host,
                 "port": port,
-                "max_delete_records_version": state.max_delete_records_version.get(broker, 3),
+                "max_delete_records_version": state.max_delete_records_version.get(broker, 2),
             }
         )
     topics = {

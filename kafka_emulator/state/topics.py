@@ -9,32 +9,11 @@ from functools import cached_property
 
 from kafka_emulator.protocol.errors import ErrorCode
 from kafka_emulator.state.partition import Partition
+from kafka_emulator.state.topic_configs import STRING_CHOICES, TOPIC_CONFIGS, TOPIC_DEFAULTS, ConfigType
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_NAME_LENGTH = 249
-
-TOPIC_DEFAULTS: dict[str, str] = {
-    "cleanup.policy": "delete",
-    "compression.type": "producer",
-    "delete.retention.ms": "86400000",
-    "max.message.bytes": "1048588",
-    "message.timestamp.type": "CreateTime",
-    "min.cleanable.dirty.ratio": "0.5",
-    "min.insync.replicas": "1",
-    "retention.bytes": "-1",
-    "retention.ms": "604800000",
-    "segment.bytes": "1073741824",
-    "segment.ms": "604800000",
-    "unclean.leader.election.enable": "false",
-}
-_NUMERIC = frozenset(TOPIC_DEFAULTS) - {
-    "cleanup.policy",
-    "compression.type",
-    "message.timestamp.type",
-    "unclean.leader.election.enable",
-    "min.cleanable.dirty.ratio",
-}
 
 
 class TopicError(ValueError):
@@ -79,22 +58,33 @@ def validate_name(name: str) -> None:
 
 
 def validate_configs(configs: dict[str, str | None]) -> dict[str, str]:
-    """Known names with well-formed values; anything else is INVALID_CONFIG."""
+    """Known names with well-formed values (by the config's type); anything else is INVALID_CONFIG."""
     clean: dict[str, str] = {}
     for name, value in configs.items():
-        if name not in TOPIC_DEFAULTS or value is None:
+        known = TOPIC_CONFIGS.get(name)
+        if known is None or value is None:
             raise TopicError(ErrorCode.INVALID_CONFIG, f"Unknown or null topic config {name}")
-        if name == "cleanup.policy":
-            parts = [p.strip().lower() for p in value.split(",")]
-            if not parts or any(p not in ("delete", "compact") for p in parts):
-                raise TopicError(ErrorCode.INVALID_CONFIG, f"Invalid value {value} for cleanup.policy")
-        elif name in _NUMERIC:
-            try:
-                int(value)
-            except ValueError:
-                raise TopicError(ErrorCode.INVALID_CONFIG, f"Invalid value {value} for {name}") from None
+        if not _well_formed(name, known.type, value):
+            raise TopicError(ErrorCode.INVALID_CONFIG, f"Invalid value {value} for {name}")
         clean[name] = value
     return clean
+
+
+def _well_formed(name: str, kind: ConfigType, value: str) -> bool:
+    if name == "cleanup.policy":
+        parts = [p.strip().lower() for p in value.split(",")]
+        return bool(parts) and all(p in ("delete", "compact") for p in parts)
+    if kind in (ConfigType.INT, ConfigType.LONG):
+        return value.strip().lstrip("-").isdigit()
+    if kind == ConfigType.DOUBLE:
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return True
+    if kind == ConfigType.BOOLEAN:
+        return value.strip().lower() in ("true", "false")
+    return name not in STRING_CHOICES or value in STRING_CHOICES[name]
 
 
 def assign_replicas(

@@ -83,6 +83,29 @@ async def test_stop_and_start_a_broker(cluster: EmulatedCluster, control: httpx.
     assert cluster.brokers[3][1] == port
 
 
+async def test_kill_keeps_a_broker_registered_until_start(
+    cluster: EmulatedCluster, control: httpx.AsyncClient
+) -> None:
+    assert (await control.post("/brokers/3/kill")).status_code == 200
+    brokers = {b["id"]: b for b in (await control.get("/state")).json()["brokers"]}
+    assert (brokers[3]["alive"], brokers[3]["crashed"]) == (True, True)
+    assert (await control.post("/brokers/3/start")).status_code == 200
+    brokers = {b["id"]: b for b in (await control.get("/state")).json()["brokers"]}
+    assert (brokers[3]["alive"], brokers[3]["crashed"]) == (True, False)
+
+
+async def test_move_leader_with_a_lagging_high_watermark(
+    cluster: EmulatedCluster, control: httpx.AsyncClient
+) -> None:
+    cluster.create_topic("ctl-lag", 1, replication_factor=3)
+    follower = next(b for b in (1, 2, 3) if b != cluster.model.leader_of("ctl-lag", 0))
+    body = {"broker": follower, "high_watermark": 0, "catch_up_ms": 200}
+    assert (await control.post("/topics/ctl-lag/partitions/0/leader", json=body)).status_code == 200
+    assert cluster.model.leader_of("ctl-lag", 0) == follower
+    negative = {"broker": 1, "catch_up_ms": -1}
+    assert (await control.post("/topics/ctl-lag/partitions/0/leader", json=negative)).status_code == 400
+
+
 async def test_pause_resume_and_move_leader(cluster: EmulatedCluster, control: httpx.AsyncClient) -> None:
     cluster.create_topic("ctl-moves", 1, replication_factor=3)
     leader = cluster.model.leader_of("ctl-moves", 0)

@@ -14,6 +14,7 @@ from confluent_kafka.admin import AdminClient
 from helpers.emulator.aiokafka_requests import Pinned, delete_records, fetch, list_offsets
 from helpers.emulator.dataplane_clients import until
 from helpers.emulator.record_batches import batch
+from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.acls import AclBinding, Operation, PatternType, Permission, ResourceType
@@ -26,7 +27,12 @@ USERS = {"admin": "admin-secret", "alice": "alice-secret"}
 @pytest.fixture
 async def secured() -> AsyncIterator[EmulatedCluster]:
     async with EmulatedCluster(
-        brokers=3, sasl_users=USERS, super_users=["User:admin"], acl_authorizer=True
+        brokers=3,
+        sasl_users=USERS,
+        super_users=["User:admin"],
+        acl_authorizer=True,
+        delete_records_max_version=3,
+        replica_fetch_wait_max_ms=SHORT_FETCH_WAIT_MS,
     ) as started:
         yield started
 
@@ -55,7 +61,7 @@ async def seed(cluster: EmulatedCluster) -> None:
     """Topic t with 10 records, appended on the leader through the model (test users cannot produce)."""
     cluster.create_topic("t", 1, 3)
     leader = cluster.model.leader_of("t", 0)
-    error, _ = append(cluster.model, leader, "t", 0, batch(10))
+    error, _, _ = append(cluster.model, leader, cluster.model.topics["t"], 0, batch(10))
     assert error == ErrorCode.NONE
     states = cluster.state
     await until(

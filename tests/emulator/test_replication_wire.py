@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiokafka import AIOKafkaClient
 from helpers.emulator.aiokafka_requests import delete_records
-from helpers.emulator.dataplane_clients import confluent_delete, lsos, produce, replica, until
+from helpers.emulator.dataplane_clients import confluent_delete, hws, leader_hw, lsos, produce, replica, until
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode
@@ -90,6 +90,8 @@ async def test_leader_move_gives_not_leader_to_the_old_leader(
     cluster.create_topic("t", 1, 3)
     await produce(cluster, "t", 0, 10)
     old, new, _ = roles(cluster, "t")
+    # The new leader must have learned the HW (from a fetch answer) or it would lag after the move.
+    await until(lambda: hws(cluster, "t", 0)[new] == 10)
     epoch = replica(cluster, "t", 0)["leader_epoch"]
     cluster.move_leader("t", 0, new)
     assert replica(cluster, "t", 0)["leader_epoch"] == epoch + 1
@@ -109,6 +111,7 @@ async def test_stopping_the_leader_elects_another_replica(cluster: EmulatedClust
     await cluster.stop_broker(old)
     new = cluster.model.leader_of("t", 0)
     assert new not in (-1, old)
+    await until(lambda: leader_hw(cluster, "t", 0) == 10)  # the new leader's HW catches up first
     assert await asyncio.to_thread(confluent_delete, cluster.bootstrap, [("t", 0, 4)]) == {("t", 0): 4}
     await cluster.start_broker(old)
     await until(lambda: lsos(cluster, "t", 0)[old] == 4)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from helpers.emulator.record_batches import batch
+from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 
 from kafka_emulator.handlers.delete_records import delete_records_handler
 from kafka_emulator.handlers.produce import produce_handler
@@ -33,7 +34,9 @@ def ctx(broker: int, api_key: int = 21, version: int = 2) -> RequestContext:
 
 @pytest.fixture
 async def state() -> AsyncIterator[ClusterState]:
-    cluster = ClusterState([1, 2, 3], replication_interval_ms=2)
+    cluster = ClusterState(
+        [1, 2, 3], replication_interval_ms=2, replica_fetch_wait_max_ms=SHORT_FETCH_WAIT_MS
+    )
     await cluster.start()
     yield cluster
     await cluster.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from helpers.emulator.record_batches import GZIP, batch
+from helpers.emulator.record_batches import GZIP, LZ4, SNAPPY, ZSTD, batch
 
 from kafka_emulator.state.log import ReplicaLog
 from kafka_emulator.state.records import CorruptBatchError, UnsupportedMagicError
@@ -76,20 +76,52 @@ def test_truncate_to_drops_batches_at_or_above_the_offset() -> None:
     assert (log.log_end_offset, log.high_watermark, log.batch_count) == (10, 10, 2)
 
 
-@pytest.mark.parametrize("compression", [0, GZIP])
+@pytest.mark.parametrize("compression", [0, GZIP, SNAPPY, LZ4, ZSTD])
 def test_timestamp_search_is_per_record_and_respects_lso_and_bound(compression: int) -> None:
     log = ReplicaLog()
     log.append_produced(batch(5, first_timestamp=100, step=10, compression=compression), 0)  # ts 100..140
-    log.append_produced(batch(5, first_timestamp=150, step=10, compression=compression), 0)  # ts 150..190
+    log.append_produced(batch(5, first_timestamp=150, step=10, compression=compression), 3)  # ts 150..190
     log.high_watermark = 10
-    assert log.offset_for_timestamp(0, 10) == (0, 100)
-    assert log.offset_for_timestamp(125, 10) == (3, 130)
-    assert log.offset_for_timestamp(155, 10) == (6, 160)
+    # (offset, timestamp, leader epoch of the record's batch)
+    assert log.offset_for_timestamp(0, 10) == (0, 100, 0)
+    assert log.offset_for_timestamp(125, 10) == (3, 130, 0)
+    assert log.offset_for_timestamp(155, 10) == (6, 160, 3)
     assert log.offset_for_timestamp(191, 10) is None
     assert log.offset_for_timestamp(155, 6) is None  # beyond the bound (HW for consumers)
     log.increment_log_start_offset(4)
-    assert log.offset_for_timestamp(0, 10) == (4, 140)
-    assert log.max_timestamp_offset(10) == (9, 190)
+    assert log.offset_for_timestamp(0, 10) == (4, 140, 0)
+    assert log.max_timestamp_offset(10) == (9, 190, 3)
+
+
+def test_max_timestamp_is_the_first_record_with_the_largest_timestamp_even_past_a_deletion() -> None:
+    log = ReplicaLog()
+    log.append_produced(batch(4, first_timestamp=100, step=100, compression=LZ4), 0)  # ts 100..400
+    log.append_produced(batch(3, first_timestamp=150, step=50, compression=ZSTD), 1)  # ts 150..250
+    log.append_produced(batch(2, first_timestamp=400, step=0), 2)  # ts 400, 400: not above the max
+    assert log.max_timestamp_offset(9) == (3, 400, 0)
+    assert log.max_timestamp_offset(3) is None  # at or above the bound: no answer, not a lower record
+    log.high_watermark = 9
+    log.increment_log_start_offset(8)  # Kafka's active segment still holds the largest timestamp
+    assert log.max_timestamp_offset(9) == (3, 400, 0)
+    log.truncate_to(8)
+    assert log.max_timestamp_offset(9) == (3, 400, 0)
+    log.truncate_fully(20)
+    assert log.max_timestamp_offset(30) is None
+
+
+def test_leader_epoch_cache_follows_appends_leadership_and_the_log_start_offset() -> None:
+    log = ReplicaLog()
+    assert log.earliest_epoch == -1  # nothing assigned yet
+    log.assign_epoch(0, 0)
+    log.append_produced(batch(5), 0)
+    log.assign_epoch(2, 5)  # became leader again at LEO 5
+    log.append_produced(batch(5), 2)
+    assert log.epochs == [(0, 0), (2, 5)]
+    log.high_watermark = 10
+    log.increment_log_start_offset(7)
+    assert (log.epochs, log.earliest_epoch) == ([(2, 7)], 2)
+    log.truncate_fully(12)
+    assert log.earliest_epoch == -1
 
 
 def test_malformed_payloads_are_refused() -> None:

@@ -8,6 +8,7 @@ import asyncio
 import time
 
 from helpers.emulator.record_batches import batch
+from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +35,7 @@ async def apply(state: ClusterState, operation: Operation, lso_floor: list[int])
     kind, broker, number = operation
     leader = state.leader_of("t", 0)
     if kind == "produce" and leader > 0:
-        append(state, leader, "t", 0, batch(max(1, number % 7)))
+        append(state, leader, state.topics["t"], 0, batch(max(1, number % 7)))
     elif kind == "delete" and leader > 0:
         handler = delete_records_handler(state, AllowAll())
         request = {
@@ -82,7 +83,12 @@ async def converge(state: ClusterState) -> dict[str, object]:
 
 
 async def scenario(steps: list[Operation]) -> None:
-    state = ClusterState(list(BROKERS), replication_interval_ms=1, replica_lag_time_max_ms=50)
+    state = ClusterState(
+        list(BROKERS),
+        replication_interval_ms=1,
+        replica_lag_time_max_ms=50,
+        replica_fetch_wait_max_ms=SHORT_FETCH_WAIT_MS,
+    )
     await state.start()
     try:
         state.create_topic("t", 1, 3)

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from helpers.emulator.dataplane_clients import until
 from helpers.emulator.record_batches import batch
+from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 
 from kafka_emulator.handlers.produce import produce_handler
 from kafka_emulator.protocol.api import AllowAll, RequestContext
@@ -18,7 +19,12 @@ from kafka_emulator.state import ClusterState
 
 @pytest.fixture
 async def state() -> AsyncIterator[ClusterState]:
-    cluster = ClusterState([1, 2, 3], replication_interval_ms=2, replica_lag_time_max_ms=300)
+    cluster = ClusterState(
+        [1, 2, 3],
+        replication_interval_ms=2,
+        replica_lag_time_max_ms=300,
+        replica_fetch_wait_max_ms=SHORT_FETCH_WAIT_MS,
+    )
     await cluster.start()
     yield cluster
     await cluster.stop()

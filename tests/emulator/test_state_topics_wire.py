@@ -11,7 +11,8 @@ from aiokafka import AIOKafkaClient, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.protocol.metadata import MetadataRequest_v1
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ConfigEntry, ConfigSource
+from confluent_kafka.admin import ConfigResource as ConfluentResource
 from confluent_kafka.admin import NewTopic as ConfluentTopic
 from helpers.emulator.aiokafka_requests import Pinned
 from helpers.emulator.dataplane_clients import until
@@ -162,3 +163,46 @@ async def test_describe_broker_configs(cluster: EmulatedCluster, admin: AIOKafka
     configs = {entry[0]: entry[1] for entry in resource[4]}
     assert configs["broker.id"] == "2"
     assert configs["auto.create.topics.enable"] == "false"
+
+
+KAFKA_39_TOPIC_CONFIGS = 36  # LogConfig's topic configs in Apache Kafka 3.9
+
+
+def librdkafka_topic_configs(bootstrap: str, topic: str) -> dict[str, ConfigEntry]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    [future] = admin.describe_configs([ConfluentResource("topic", topic)]).values()
+    entries: dict[str, ConfigEntry] = future.result(timeout=10)
+    return entries
+
+
+async def test_describe_configs_lists_the_topics_full_config_set_with_sources_and_synonyms(
+    cluster: EmulatedCluster,
+) -> None:
+    cluster.create_topic("c", 1, 3, {"cleanup.policy": "compact", "retention.ms": "3600000"})
+    entries = await asyncio.to_thread(librdkafka_topic_configs, cluster.bootstrap, "c")
+    assert len(entries) == KAFKA_39_TOPIC_CONFIGS
+    defaults = {name: entry.value for name, entry in entries.items() if entry.is_default}
+    assert defaults["remote.storage.enable"] == "false"
+    assert defaults["local.retention.ms"] == "-2"
+    assert defaults["message.timestamp.after.max.ms"] == str(2**63 - 1)
+    assert defaults["file.delete.delay.ms"] == "60000"
+
+    def described(name: str) -> tuple[str | None, ConfigSource, list[tuple[str, str | None, ConfigSource]]]:
+        entry = entries[name]
+        synonyms = [(s.name, s.value, ConfigSource(int(s.source))) for s in entry.synonyms.values()]
+        return entry.value, ConfigSource(int(entry.source)), synonyms
+
+    topic, default = ConfigSource.DYNAMIC_TOPIC_CONFIG, ConfigSource.DEFAULT_CONFIG
+    assert described("cleanup.policy") == (
+        "compact",
+        topic,
+        [("cleanup.policy", "compact", topic), ("log.cleanup.policy", "delete", default)],
+    )
+    # log.retention.ms has no default (log.retention.hours has): no synonym for the broker side.
+    assert described("retention.ms") == ("3600000", topic, [("retention.ms", "3600000", topic)])
+    assert described("segment.index.bytes") == (
+        "10485760",
+        default,
+        [("log.index.size.max.bytes", "10485760", default)],
+    )
+    assert described("segment.ms") == ("604800000", default, [])

@@ -62,8 +62,10 @@ async def wait_until(check: Callable[[], bool], timeout_s: float = 10.0) -> None
 
 
 async def produce(emulator: Any, topic: str, counts: dict[int, int]) -> None:
-    """Write ``counts[p]`` records to each partition, then wait until every replica has them committed."""
-    producer = AIOKafkaProducer(bootstrap_servers=emulator.bootstrap, linger_ms=5)
+    """Write ``counts[p]`` records to each partition with acks=all: they are committed (the leader's high
+    watermark is past them) when this returns. Followers learn that high watermark with their next fetch,
+    up to ``replica.fetch.wait.max.ms`` later, as in Kafka; nothing here waits for it."""
+    producer = AIOKafkaProducer(bootstrap_servers=emulator.bootstrap, linger_ms=5, acks="all")
     await producer.start()
     try:
         futures = [
@@ -75,11 +77,17 @@ async def produce(emulator: Any, topic: str, counts: dict[int, int]) -> None:
     finally:
         await producer.stop()
 
-    def committed() -> bool:
+
+async def wait_followers_learned(emulator: Any, topic: str, counts: dict[int, int]) -> None:
+    """Wait until every live replica knows a high watermark of at least ``counts[p]``: a cluster at rest,
+    where a follower elected next leads without lagging (else, as in Kafka, a new leader answers
+    OFFSET_NOT_AVAILABLE / OFFSET_OUT_OF_RANGE until its followers' first fetches raise its HW)."""
+
+    def learned() -> bool:
         for p, n in counts.items():
             replicas = partition_state(emulator, topic, p)["replica_states"].values()
             if any(r["alive"] and not r["paused"] and r["high_watermark"] < n for r in replicas):
                 return False
         return True
 
-    await wait_until(committed)
+    await wait_until(learned)

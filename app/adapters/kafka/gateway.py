@@ -15,19 +15,11 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from functools import partial
 
-from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
+from app.adapters.kafka.client import ClusterClient, ClusterUnreachable
 from app.adapters.kafka.deleting import delete_on_leaders, outcomes_of
 from app.adapters.kafka.inspection import ClusterInspection
-from app.adapters.kafka.metadata import (
-    EARLIEST,
-    LATEST,
-    Metadata,
-    TopicMetadata,
-    list_offsets_request,
-    read_list_offsets,
-    route,
-)
-from app.adapters.kafka.protocol import VersionUnsupported
+from app.adapters.kafka.leader_offsets import judge_out_of_range, offsets_on_leaders, out_of_range
+from app.adapters.kafka.metadata import EARLIEST, LATEST, Metadata, TopicMetadata
 from app.adapters.kafka.recent import RecentTopics, SingleFlight
 from app.adapters.kafka.topic_listing import TopicListing
 from app.domain.ports import PartitionOutcome, TopicPartition
@@ -171,13 +163,11 @@ class KafkaClusters(ClusterInspection, TopicListing):
             known = memory.metadata(sorted({tp.topic for tp in partitions})) if memory else None
             if known is not None:
                 client = await self._client(cluster)
-                offsets, failed = await self._offsets_on_leaders(
-                    client, Metadata((), known), partitions, timestamp
-                )
+                offsets, failed = await offsets_on_leaders(client, Metadata((), known), partitions, timestamp)
                 partitions = list(failed)
             if partitions:
                 client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
-                fresh, failed = await self._offsets_on_leaders(client, metadata, partitions, timestamp)
+                fresh, failed = await offsets_on_leaders(client, metadata, partitions, timestamp)
                 offsets.update(fresh)
         except ClusterUnreachable as exc:
             raise ServiceUnavailable(str(exc)) from exc
@@ -187,42 +177,6 @@ class KafkaClusters(ClusterInspection, TopicListing):
                 f"cannot read offsets of {len(failed)} partition(s) on {cluster!r}: {shown}"
             )
         return offsets
-
-    async def _offsets_on_leaders(
-        self, client: ClusterClient, metadata: Metadata, partitions: Sequence[TopicPartition], timestamp: int
-    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, PartitionOutcome]]:
-        """The offsets read, and the partitions that could not be read with their outcome."""
-        by_leader, failed = route(metadata, partitions)
-        answers = await asyncio.gather(
-            *(self._list_leader(client, leader, tps, timestamp) for leader, tps in by_leader.items())
-        )
-        offsets: dict[TopicPartition, int] = {}
-        for answer in answers:
-            for tp, outcome in answer.items():
-                if outcome.ok:
-                    offsets[tp] = outcome.low_watermark
-                else:
-                    failed[tp] = outcome
-        return offsets, failed
-
-    async def _list_leader(
-        self, client: ClusterClient, leader: int, partitions: list[TopicPartition], timestamp: int
-    ) -> dict[TopicPartition, PartitionOutcome]:
-        """ListOffsets on one leader; the offset travels in ``low_watermark`` of the outcome."""
-        try:
-            response = await client.send(
-                leader, list_offsets_request(partitions, timestamp), timeout_s=client.timeout_s
-            )
-        except BrokerFailure as exc:
-            return outcomes_of(partitions, exc.error, exc.message)
-        except VersionUnsupported as exc:
-            return outcomes_of(partitions, "UNSUPPORTED_VERSION", str(exc))
-        answered = read_list_offsets(response)
-        results: dict[TopicPartition, PartitionOutcome] = {}
-        for tp in partitions:
-            error, offset = answered.get(tp, ("UNKNOWN_SERVER_ERROR", -1))
-            results[tp] = PartitionOutcome(error=error, low_watermark=offset)
-        return results
 
     async def delete_records_as_answered(
         self,
@@ -254,7 +208,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
                     async for answer, moved in answers:
                         partitions += moved
                         if kept := _without(answer, moved) if moved else answer:
-                            yield kept
+                            yield await self._lagging_leaders(cluster, kept, offsets)
             if partitions:
                 client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
                 retried = {tp: offsets[tp] for tp in partitions}
@@ -264,9 +218,28 @@ class KafkaClusters(ClusterInspection, TopicListing):
                 async with aclosing(answers):
                     async for answer, _ in answers:
                         partitions = [tp for tp in partitions if tp not in answer]
-                        yield answer
+                        yield await self._lagging_leaders(cluster, answer, offsets)
         except ClusterUnreachable as exc:
             yield outcomes_of(partitions, "NETWORK_EXCEPTION", str(exc))
+
+    async def _lagging_leaders(
+        self,
+        cluster: str,
+        answer: dict[TopicPartition, PartitionOutcome],
+        offsets: Mapping[TopicPartition, int],
+    ) -> dict[TopicPartition, PartitionOutcome]:
+        """An OFFSET_OUT_OF_RANGE may come from a new leader whose high watermark still lags the old
+        leader's, which the offset was resolved from: the leader is asked for its HW on fresh metadata and
+        the answer judged (``leader_offsets.judge_out_of_range``)."""
+        refused = out_of_range(answer)
+        if not refused:
+            return answer
+        try:
+            client, metadata = await self._metadata(cluster, [tp.topic for tp in refused])
+            ends, refusals = await offsets_on_leaders(client, metadata, refused, LATEST)
+        except ClusterUnreachable:
+            return answer
+        return judge_out_of_range(answer, offsets, ends, refusals)
 
 
 def _without(

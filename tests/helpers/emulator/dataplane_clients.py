@@ -41,6 +41,18 @@ def replica(cluster: EmulatedCluster, topic: str, partition: int) -> dict[str, A
     return state
 
 
+def hws(cluster: EmulatedCluster, topic: str, partition: int) -> dict[int, int]:
+    """Each replica's high watermark (a follower learns the leader's from a fetch answer)."""
+    states = replica(cluster, topic, partition)["replica_states"]
+    return {int(b): s["high_watermark"] for b, s in states.items()}
+
+
+def leader_hw(cluster: EmulatedCluster, topic: str, partition: int) -> int:
+    """The current leader's high watermark (-1 when offline); a new leader's may lag the old one's."""
+    leader = cluster.model.leader_of(topic, partition)
+    return hws(cluster, topic, partition)[leader] if leader >= 0 else -1
+
+
 def lsos(cluster: EmulatedCluster, topic: str, partition: int) -> dict[int, int]:
     states = replica(cluster, topic, partition)["replica_states"]
     return {int(b): s["log_start_offset"] for b, s in states.items()}

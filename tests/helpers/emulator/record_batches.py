@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
-GZIP = 1
+GZIP, SNAPPY, LZ4, ZSTD = 1, 2, 3, 4  # RecordBatch attributes' compression codes
 
 
 def batch(

@@ -6,13 +6,27 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
 from helpers.kafka_gateway import CLUSTER, delete_records, leader_of, log_start_offsets, produce, wait_until
+from helpers.kafka_timing import KAFKA_FETCH_WAIT_MS
 
 from app.adapters.kafka import KafkaClusters
 from app.adapters.kafka.errors import classify, describe
 from app.domain.ports import TopicPartition
 
 TP = TopicPartition
+
+
+@pytest.fixture
+def delete_records_max_version() -> int:
+    """These tests exercise the LeaderOnly draft: every broker serves DeleteRecords v3."""
+    return 3
+
+
+@pytest.fixture
+def replica_fetch_wait_ms() -> float:
+    """The service's DeleteRecords paths run at Kafka's follower fetch timing."""
+    return KAFKA_FETCH_WAIT_MS
 
 
 async def test_mixed_outcomes_in_one_call(emulator: Any, gateway: KafkaClusters) -> None:

@@ -14,6 +14,7 @@ from helpers.kafka_gateway import (
     leader_of,
     log_start_offsets,
     produce,
+    wait_followers_learned,
     wait_until,
 )
 from pydantic import SecretStr
@@ -60,6 +61,7 @@ async def test_stopped_leader_is_routed_around_with_fresh_metadata(
 ) -> None:
     emulator.create_topic("events", 1, 3)
     await produce(emulator, "events", {0: 10})
+    await wait_followers_learned(emulator, "events", {0: 10})
     assert await gateway.ping(CLUSTER)  # the client knows the old leader
     old = leader_of(emulator, "events", 0)
     await emulator.stop_broker(old)
@@ -116,7 +118,9 @@ async def test_unreachable_cluster_is_reported_not_raised() -> None:
 
 
 async def test_sasl_plain_cluster() -> None:
-    async with EmulatedCluster(brokers=3, sasl_users={"purge": "s3cret"}) as cluster:
+    async with EmulatedCluster(
+        brokers=3, sasl_users={"purge": "s3cret"}, delete_records_max_version=3
+    ) as cluster:
         cluster.create_topic("events", 3, 3)
         good = cluster_settings(
             cluster,
@@ -144,6 +148,7 @@ async def test_not_leader_answer_then_success_on_the_moved_leader(
 ) -> None:
     emulator.create_topic("events", 1, 3)
     await produce(emulator, "events", {0: 10})
+    await wait_followers_learned(emulator, "events", {0: 10})
     old = leader_of(emulator, "events", 0)
     emulator.inject_fault(old, "DeleteRecords", error="NOT_LEADER_OR_FOLLOWER")
 

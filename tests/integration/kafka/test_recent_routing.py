@@ -15,6 +15,7 @@ from helpers.kafka_gateway import (
     log_start_offsets,
     partition_state,
     produce,
+    wait_followers_learned,
     wait_until,
 )
 
@@ -22,6 +23,12 @@ from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition
 
 TP = TopicPartition
+
+
+@pytest.fixture
+def delete_records_max_version() -> int:
+    """These tests exercise the LeaderOnly draft: every broker serves DeleteRecords v3."""
+    return 3
 
 
 @pytest.fixture
@@ -55,6 +62,7 @@ async def test_offsets_follow_a_moved_leader(emulator: Any, gateway: KafkaCluste
 async def test_offsets_route_around_a_stopped_leader(emulator: Any, gateway: KafkaClusters) -> None:
     emulator.create_topic("events", 2, 3)
     await produce(emulator, "events", {0: 3, 1: 5})
+    await wait_followers_learned(emulator, "events", {0: 3, 1: 5})
     partitions = [TP("events", 0), TP("events", 1)]
     assert await gateway.high_watermarks(CLUSTER, partitions) == dict(zip(partitions, [3, 5], strict=True))
     await emulator.stop_broker(leader_of(emulator, "events", 0))
@@ -66,6 +74,7 @@ async def test_deletion_follows_a_moved_leader_in_the_same_call(
 ) -> None:
     emulator.create_topic("events", 2, 3)
     await produce(emulator, "events", {0: 6, 1: 6})
+    await wait_followers_learned(emulator, "events", {0: 6, 1: 6})
     assert await gateway.topic_partitions(CLUSTER, ["events"]) == {"events": 2}  # leaders remembered
     old = leader_of(emulator, "events", 0)
     new = next(b for b in sorted(emulator.brokers) if b != old)
@@ -83,6 +92,7 @@ async def test_deletion_follows_a_moved_leader_in_the_same_call(
 async def test_deletion_routes_around_a_stopped_leader(emulator: Any, gateway: KafkaClusters) -> None:
     emulator.create_topic("events", 1, 3)
     await produce(emulator, "events", {0: 5})
+    await wait_followers_learned(emulator, "events", {0: 5})
     assert await gateway.topic_partitions(CLUSTER, ["events"]) == {"events": 1}
     old = leader_of(emulator, "events", 0)
     await emulator.stop_broker(old)

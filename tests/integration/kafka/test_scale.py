@@ -6,12 +6,19 @@ import time
 from collections import Counter
 from typing import Any
 
+import pytest
 from helpers.kafka_gateway import CLUSTER, delete_records
 
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition
 
 PARTITIONS = 10_000
+
+
+@pytest.fixture
+def delete_records_max_version() -> int:
+    """These tests exercise the LeaderOnly draft: every broker serves DeleteRecords v3."""
+    return 3
 
 
 async def test_ten_thousand_partitions_one_request_per_broker(emulator: Any, gateway: KafkaClusters) -> None:

@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from helpers.kafka_timing import KAFKA_FETCH_WAIT_MS, enable_delete_records_v3
 from helpers.worker import (
     Target,
     assert_chain_ok,
@@ -27,6 +28,12 @@ from app.settings import Settings
 from app.worker import Executor
 
 Maker = async_sessionmaker[AsyncSession]
+
+
+@pytest.fixture
+def replica_fetch_wait_ms() -> float:
+    """The executor's DeleteRecords, confirm and timeout paths run at Kafka's follower fetch timing."""
+    return KAFKA_FETCH_WAIT_MS
 
 
 @pytest.fixture
@@ -64,6 +71,8 @@ async def test_deletes_every_partition_and_audits_the_summary(
 async def test_paused_follower_is_leader_truncated_then_succeeded_after_resume(
     emulator: Any, executor: Executor, sessionmaker: Maker, orders: str
 ) -> None:
+    enable_delete_records_v3(emulator)  # LeaderLogStartOffset is a v3 (LeaderOnly draft) field
+    await emulator.drop_connections()  # versions are negotiated per connection
     follower = next(b for b in (1, 2, 3) if b != leader_of(emulator, orders, 0))
     emulator.pause_follower(orders, 0, follower)
     deletion_id = await insert_deletion(sessionmaker, [Target(orders, 0, 6)], timeout_ms=4_000)
@@ -107,7 +116,8 @@ async def test_followers_that_never_confirm_fail_at_the_deadline(
     deletion_id = await insert_deletion(sessionmaker, [Target(orders, 1, 4)], timeout_ms=800)
     assert await drive(executor, sessionmaker, deletion_id) == "failed"
     [row] = await partitions_of(sessionmaker, deletion_id)
-    assert (row.status, row.error_code, row.leader_log_start_offset) == ("failed", "REQUEST_TIMED_OUT", 4)
+    # v2 (Kafka 3.9): no LeaderLogStartOffset; the broker's REQUEST_TIMED_OUT said the leader truncated.
+    assert (row.status, row.error_code, row.leader_log_start_offset) == ("failed", "REQUEST_TIMED_OUT", None)
     assert "leader truncated" in (row.error_message or "")
     [event] = await audit_events(sessionmaker, "deletion.partition_failed")
     assert event["details"]["error_code"] == "REQUEST_TIMED_OUT"
@@ -116,6 +126,8 @@ async def test_followers_that_never_confirm_fail_at_the_deadline(
 async def test_leader_only_succeeds_once_the_leader_truncated(
     emulator: Any, executor: Executor, sessionmaker: Maker, orders: str
 ) -> None:
+    enable_delete_records_v3(emulator)
+    await emulator.drop_connections()
     follower = next(b for b in (1, 2, 3) if b != leader_of(emulator, orders, 2))
     emulator.pause_follower(orders, 2, follower)
     deletion_id = await insert_deletion(sessionmaker, [Target(orders, 2, 7)], leader_only=True)
