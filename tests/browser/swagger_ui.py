@@ -37,8 +37,12 @@ def try_it_out(page: Page, operation_id: str, body: dict[str, Any]) -> tuple[Res
     operation = page.locator(f"#{operation_id}")
     if not operation.locator(".opblock-body").count():
         operation.locator(".opblock-summary").click()
+    # The expanded block renders after the click: wait until it shows either "Try it out" or, on a
+    # second try (the block stays in its editing state), "Cancel".
     start = operation.get_by_role("button", name="Try it out")
-    if start.count():  # a second try keeps the block in its editing state
+    cancel = operation.get_by_role("button", name="Cancel")
+    expect(start.or_(cancel)).to_be_visible()
+    if start.is_visible():
         start.click()
     operation.locator("textarea.body-param__text").fill(json.dumps(body))
     with page.expect_response(lambda r: r.request.method != "OPTIONS" and "/v1/" in r.url) as answer:
