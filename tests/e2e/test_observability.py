@@ -93,6 +93,7 @@ async def test_json_logs_follow_one_deletion_and_hold_no_secret(tmp_path: Path) 
     )
     assert any(r["logger"].startswith("uvicorn") for r in records), "uvicorn's lines go through the formatter"
     assert any(r["level"] == "DEBUG" for r in records)
+    assert not [r for r in records if "unknown environment variable" in r["message"]]
 
     [api] = [r for r in records if r["logger"] == "kafka_purge.api" and r["deletion_id"] == deletion_id]
     assert (api["request_id"], api["principal"], api["cluster"], api["level"]) == (
