@@ -91,7 +91,7 @@ def test_text_lines_name_the_context_that_is_set(stream: io.StringIO) -> None:
     configure_logging("INFO", "text", stream)
     with log_context(deletion_id="d-1"):
         logging.getLogger("kafka_purge.worker").info("sent %s", JWT)
-    logging.getLogger("uvicorn.error").info("Application startup complete.")
+    logging.getLogger("kafka_purge.test.plain").info("Application startup complete.")
     inside, plain = stream.getvalue().splitlines()
     assert inside.endswith(f"INFO kafka_purge.worker: sent {REDACTED} [deletion_id=d-1]")
-    assert plain.endswith("INFO uvicorn.error: Application startup complete.")
+    assert plain.endswith("INFO kafka_purge.test.plain: Application startup complete.")
