@@ -16,8 +16,9 @@ OUTCOMES = Counter(
 )
 BROKER_ANSWERS = Counter(
     "partition_outcomes",
-    "Partition outcomes of DeleteRecords as answered, by cluster and Kafka error name (NONE: success; "
-    "NETWORK_EXCEPTION also when the leader could not be reached).",
+    "Partition outcomes the executor acted on, by cluster and Kafka error name (NONE: deleted; also the "
+    "client-side NETWORK_EXCEPTION when a leader could not be reached, and partitions withheld because "
+    "their requester lost DELETE: AUTHORIZATION_REVOKED).",
     ["cluster", "error"],
     namespace=NAMESPACE,
 )
