@@ -1,11 +1,16 @@
-"""Prometheus metrics of the API (default registry; the executor's own are in ``app.worker.metrics``).
+"""Prometheus metrics of the API (default registry; the executor's own are in ``app.worker.metrics``,
+the backlog gauges in ``app.backlog``).
 
-``GET /metrics`` serves the whole default registry, so both sets appear there.
+``GET /metrics`` serves the whole default registry, so all appear there, every name prefixed
+``kafka_purge_``. Counters export no ``_created`` series: a scraper has no use for them and they double
+the output.
 """
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Histogram, disable_created_metrics
+
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 NAMESPACE = "kafka_purge"
 

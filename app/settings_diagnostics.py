@@ -20,6 +20,8 @@ from app.settings import Settings
 PREFIX = "PURGE_"
 # Read by the command-line client (``app/cli/client.py``), not by the service's settings.
 CLIENT_VARIABLES = frozenset({"PURGE_URL", "PURGE_TOKEN", "PURGE_CLIENT_ID", "PURGE_CLIENT_SECRET"})
+# Read by the command line before the settings (``app.logs``).
+PROCESS_VARIABLES = frozenset({"PURGE_LOG_FORMAT"})
 
 
 SCALARS: dict[Any, str] = {
@@ -54,7 +56,7 @@ def setting_fields() -> Iterator[tuple[str, FieldInfo]]:
 
 
 def known_variables() -> frozenset[str]:
-    return frozenset(name for name, _ in setting_fields()) | CLIENT_VARIABLES
+    return frozenset(name for name, _ in setting_fields()) | CLIENT_VARIABLES | PROCESS_VARIABLES
 
 
 def unknown_variable_warnings(environ: Mapping[str, str]) -> list[str]:

@@ -16,9 +16,11 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl
 
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.problems import PROBLEM_MEDIA_TYPE, problem_body, request_id_of
+from app.logs import log_context
 from app.metrics import http_request_duration_seconds, http_requests_total
 from app.text import CONTROL_CHARACTER_DETAIL, has_control_character
 
@@ -54,7 +56,8 @@ class RequestIdMiddleware:
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_id)
+        with log_context(request_id=request_id, principal=None):
+            await self.app(scope, receive, send_with_id)
 
 
 async def send_problem(
@@ -204,10 +207,22 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, record_status)
         finally:
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            route = getattr(scope.get("route"), "path", None) or _template(scope)
             requests, duration = _series(_method_label(scope.get("method", "")), route, status["code"])
             requests.inc()
             duration.observe(time.perf_counter() - started)
+
+
+def _template(scope: Scope) -> str:
+    """The path template of a route FastAPI does not put in the scope (Swagger UI, ReDoc, the OpenAPI
+    document, mounts); "unmatched" when no route matches (a 404)."""
+    app = scope.get("app")
+    # A mount that matched has moved its prefix into root_path; match from the app's own root again.
+    probe = {**scope, "root_path": scope.get("app_root_path", scope.get("root_path", ""))}
+    for route in getattr(getattr(app, "router", None), "routes", ()):
+        if route.matches(probe)[0] is not Match.NONE:
+            return str(getattr(route, "path", "unmatched"))
+    return "unmatched"
 
 
 # RFC 9110's methods; any other token a client sends is counted as one label, so clients cannot add series.

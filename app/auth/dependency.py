@@ -13,6 +13,7 @@ from fastapi.security.base import SecurityBase
 
 from app.auth.challenge import BearerChallenge, invalid_token, missing_token
 from app.auth.principal import Principal, client_host
+from app.logs import principal_var
 from app.settings import Settings
 from app.text import has_control_character
 
@@ -87,11 +88,14 @@ class BearerAuthentication(SecurityBase):
         host = request_client_host(request, auth.settings)
         try:
             claims = await auth.validator.validate(bearer_token(request.headers.get("authorization")))
-            return principal_from_claims(claims, auth.settings, host)
+            principal = principal_from_claims(claims, auth.settings, host)
         except BearerChallenge as exc:
             # The reason is one of our fixed sentences; the token itself is never logged.
             log.info("authentication failed from %s: %s", host, exc.detail)
             raise
+        # For the rest of the request's log lines (the request's task ends with it).
+        principal_var.set(principal.name)
+        return principal
 
 
 current_principal = BearerAuthentication()

@@ -16,10 +16,10 @@ from pydantic_settings import SettingsError
 from app.adapters.db.connectivity import DatabaseUnavailable
 from app.cli.audit import add_audit_commands
 from app.cli.client import add_client_commands
+from app.logs import chosen_format, configure_logging
 from app.settings import Settings
 from app.settings_diagnostics import UnsafeConfiguration, describe, unknown_variable_warnings
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 log = logging.getLogger("kafka_purge.cli")
 
 
@@ -64,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT)
+    try:
+        configure_logging(args.log_level, chosen_format(os.environ, sys.stderr))
+    except ValueError as exc:
+        print(f"kafka-purge: {exc}", file=sys.stderr)
+        return 2
     # Library chatter that says nothing to an operator at INFO: one line per HTTP call the demo makes,
     # one per Alembic plugin loaded. Their warnings and errors still show.
     for chatty in ("httpx", "httpx2", "alembic.runtime.plugins"):

@@ -33,12 +33,14 @@ from app.adapters.db.session import write_transaction
 from app.domain.executor import Claim, Lease, Requester
 from app.domain.ports import KafkaGateway, PartitionOutcome
 from app.gc_pause import collection_paused
+from app.logs import log_context
 from app.settings import Settings
 from app.worker import metrics
 from app.worker.dispatch import SendGroup, group_claims, send_group
 from app.worker.leases import leases_kept
 from app.worker.outcomes.writer import WriteBack
 from app.worker.reauthorization import Reauthorizer, withhold_revoked
+from app.worker.reporting import GroupReport
 from app.worker.retries import Policy, decide
 
 log = logging.getLogger("kafka_purge.worker")
@@ -240,6 +242,7 @@ class Executor:
         policy = self._policies.get(group.cluster, self._default_policy)
         claims = {claim.id: claim for claim in group.claims}
         writer = WriteBack(self._sessionmaker, self.instance_id, claims)
+        report = GroupReport(group.cluster)
         try:
             async with leases_kept(
                 self._sessionmaker, self.instance_id, self._worker.lease_seconds, writer.leased
@@ -248,33 +251,28 @@ class Executor:
                 async with contextlib.aclosing(answers):
                     async for outcomes in answers:
                         now = utcnow()
-                        writer.add(
-                            [decide(claims[i], o, now, policy, self._rng) for i, o in outcomes.items()], now
-                        )
-            metrics.SEND_SECONDS.observe(time.monotonic() - started)
+                        updates = [decide(claims[i], o, now, policy, self._rng) for i, o in outcomes.items()]
+                        for update in updates:
+                            report.add(claims[update.id], update)
+                        writer.add(updates, now)
+            metrics.SEND_SECONDS.labels(group.cluster).observe(time.monotonic() - started)
             result = await writer.finish()
         finally:
             writer.cancel()
         for status, count in result.applied.items():
             metrics.OUTCOMES.labels(status=status.value).inc(count)
         metrics.STALE_WRITES.inc(result.stale)
-        log.info(
-            "applied outcomes: cluster=%s partitions=%d applied=%s stale=%d completed=%s",
-            group.cluster,
-            len(group.claims),
-            {s.value: n for s, n in result.applied.items()},
-            result.stale,
-            result.completed,
-            extra={
-                "instance_id": self.instance_id,
-                "cluster": group.cluster,
-                "partitions": len(group.claims),
-                "applied": {s.value: n for s, n in result.applied.items()},
-                "stale": result.stale,
-                "completed": result.completed,
-                "seconds": round(time.monotonic() - started, 3),
-            },
-        )
+        report.log(time.monotonic() - started)
+        with log_context(request_id=None, principal=None):  # a group may mix requests
+            log.debug(
+                "applied outcomes: cluster=%s partitions=%d applied=%s stale=%d completed=%s",
+                group.cluster,
+                len(group.claims),
+                {s.value: n for s, n in result.applied.items()},
+                result.stale,
+                result.completed,
+                extra={"instance_id": self.instance_id, "cluster": group.cluster},
+            )
 
     async def _send(
         self, group: SendGroup, requesters: Mapping[str, Requester]

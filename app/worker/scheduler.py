@@ -21,6 +21,7 @@ from app.audit import append_event, events
 from app.audit.events import Actor
 from app.services.retention.sweep import MAX_SKIPPED_LISTED, MAX_WARNINGS, SweepResult, sweep
 from app.services.runtime import Runtime
+from app.worker import metrics
 from app.worker.executor import default_instance_id
 from app.worker.periodic import Periodic
 
@@ -137,6 +138,9 @@ class RetentionScheduler:
                 swept = events.policy_swept(owner, policy.cluster, result.deletion_id, details, finished)
                 await append_event(session, swept)
             await repo.release(session, policy.id, owner=self.instance_id, now=finished, ran=True)
+        metrics.SWEEPS.labels(policy.cluster, result.status).inc()
+        for reason, count in result.plan.skip_counts().items():
+            metrics.SWEEP_SKIPS.labels(policy.cluster, reason).inc(count)
         for warning in result.plan.warnings:
             log.warning("policy %s/%s: %s", policy.cluster, policy.name, warning)
         return run

@@ -20,7 +20,8 @@ SECRET = "hunter2-do-not-print"
 def cli_env(tmp_path: Path, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
     env |= {"PYTHONPATH": str(ROOT), "PURGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'purge.db'}"}
-    return env | {"PURGE_AUTH_DEV_ISSUER": "true", **settings}
+    # The text format, whose layout these tests read.
+    return env | {"PURGE_AUTH_DEV_ISSUER": "true", "PURGE_LOG_FORMAT": "text", **settings}
 
 
 def run_cli(tmp_path: Path, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:

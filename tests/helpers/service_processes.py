@@ -126,8 +126,10 @@ class Emulator:
                 return sends
             after = page["next_after"]
 
-    def fault(self, broker: int, api: str, *, delay_ms: float = 0, count: int = 1) -> None:
-        body = {"broker": broker, "api": api, "delay_ms": delay_ms, "count": count}
+    def fault(
+        self, broker: int, api: str, *, delay_ms: float = 0, count: int = 1, error: str | None = None
+    ) -> None:
+        body = {"broker": broker, "api": api, "delay_ms": delay_ms, "count": count, "error": error}
         httpx.post(f"{self.control}/faults", json=body, timeout=10).raise_for_status()
 
 
@@ -212,9 +214,11 @@ class Service:
         return str(response.json()["access_token"])
 
 
-def start_service(env: dict[str, str], cwd: Path, *, workers_only: bool = False) -> Service:
+def start_service(
+    env: dict[str, str], cwd: Path, *, workers_only: bool = False, log_level: str = "INFO"
+) -> Service:
     mode = ["--workers-only"] if workers_only else ["--port", "0"]
-    process = spawn([sys.executable, "-m", "app", "--log-level", "INFO", "serve", *mode], env, cwd)
+    process = spawn([sys.executable, "-m", "app", "--log-level", log_level, "serve", *mode], env, cwd)
     if workers_only:
         process.wait_for(r"executor \S+ running")
         return Service(process, None)

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import RuntimeDep
+from app.backlog import refresh_backlog
 from app.schemas.health import Health, Readiness
 from app.services import health
 
@@ -29,6 +30,7 @@ async def readyz(runtime: RuntimeDep, response: Response) -> Readiness:
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
-async def metrics() -> Response:
-    """Prometheus metrics of this process (API and executor)."""
+async def metrics(runtime: RuntimeDep) -> Response:
+    """Prometheus metrics of this process (API and executor) and the backlog in the database."""
+    await refresh_backlog(runtime)
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -13,6 +13,7 @@ answer with it.
 from __future__ import annotations
 
 import hashlib
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from app.services.deletions.requested import requested_details
 from app.services.runtime import Runtime
 
 MAX_LISTED = 50
+log = logging.getLogger("kafka_purge.api")
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,13 @@ async def _submit(runtime: Runtime, fields: _Fields, *, assess_consumers: bool =
         return _replay(stored.deletion, fingerprint)
     deletions_accepted_total.inc()
     partitions_accepted_total.inc(len(planned))
+    log.info(
+        "accepted deletion %s: %d partition(s) on cluster %s",
+        deletion.id,
+        len(planned),
+        request.cluster,
+        extra={"deletion_id": deletion.id, "cluster": request.cluster},
+    )
     return Submission(stored.deletion, replayed=False, planned=planned)
 
 

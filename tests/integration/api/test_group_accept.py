@@ -32,7 +32,7 @@ from app.services.deletions.intake import AcceptBatcher, Accepted
 Maker = async_sessionmaker[AsyncSession]
 PARTITIONS = 24
 TRANSACTIONS = "kafka_purge_accept_transactions_total"
-SENDS = "purge_executor_delete_records_seconds_count"
+SENDS = "kafka_purge_delete_records_seconds_count"
 
 
 @pytest.fixture
@@ -43,8 +43,8 @@ async def wide(emulator: Any) -> str:
     return "wide"
 
 
-def sample(name: str) -> float:
-    return REGISTRY.get_sample_value(name) or 0.0
+def sample(name: str, labels: dict[str, str] | None = None) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
 async def chain_ok(sessionmaker: Maker) -> int:
@@ -78,7 +78,7 @@ async def post_all(
 async def test_concurrent_posts_share_transactions_and_executor_batches(
     app_client: httpx.AsyncClient, alice: dict[str, str], wide: str, sessionmaker: Maker
 ) -> None:
-    transactions, sends = sample(TRANSACTIONS), sample(SENDS)
+    transactions, sends = sample(TRANSACTIONS), sample(SENDS, {"cluster": "demo"})
     responses = await post_all(app_client, [(deletion_body((wide, p, 3)), alice) for p in range(PARTITIONS)])
     assert [r.status_code for r in responses] == [202] * PARTITIONS, [r.text for r in responses]
     ids = [r.json()["id"] for r in responses]
@@ -91,7 +91,7 @@ async def test_concurrent_posts_share_transactions_and_executor_batches(
     await wait_until(all_succeeded)
     # Fewer commits than requests, and fewer DeleteRecords calls (each with its write-back) than deletions.
     assert sample(TRANSACTIONS) - transactions < PARTITIONS
-    assert sample(SENDS) - sends < PARTITIONS
+    assert sample(SENDS, {"cluster": "demo"}) - sends < PARTITIONS
     assert await count_events(sessionmaker, "deletion.requested") == dict.fromkeys(ids, 1)
     assert await count_events(sessionmaker, "deletion.completed") == dict.fromkeys(ids, 1)
     assert await chain_ok(sessionmaker) == 2 * PARTITIONS

@@ -71,7 +71,8 @@ async def test_metrics_count_requests_by_route_and_accepted_deletions(
     )
     assert 'kafka_purge_http_requests_total{method="POST",route="/v1/deletions",status="202"}' in text
     assert "kafka_purge_deletions_accepted_total" in text
-    assert "purge_executor_claimed_partitions_total" in text
+    assert "kafka_purge_claimed_partitions_total" in text
+    assert "kafka_purge_backlog_up 1.0" in text  # the backlog query ran on this database
 
 
 async def test_unreachable_cluster_on_submit_is_503_with_retry_after(

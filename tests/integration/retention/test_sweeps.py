@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 from helpers.kafka_records import produce
 from helpers.retention import commit, policy_body, progress_body, wait_until
+from prometheus_client import REGISTRY
 
 from app.domain.ports import TopicPartition
 from app.services.runtime import Runtime
@@ -83,16 +84,31 @@ async def test_sweep_deletes_the_minimum_over_groups_and_spark(
     assert [e["details"]["status"] for e in audit] == ["submitted"]
 
 
+def _sweep_samples() -> tuple[float, float]:
+    """The metrics of a run that found nothing to delete and partitions without a position."""
+    sweeps = REGISTRY.get_sample_value(
+        "kafka_purge_retention_sweeps_total", {"cluster": "demo", "status": "nothing_to_delete"}
+    )
+    skips = REGISTRY.get_sample_value(
+        "kafka_purge_retention_skipped_partitions_total",
+        {"cluster": "demo", "reason": "consumer_without_position"},
+    )
+    return sweeps or 0.0, skips or 0.0
+
+
 async def test_sweep_fails_closed_without_positions(
     client: httpx.AsyncClient, alice: dict[str, str], inter: str, emulator: Any, scheduler: RetentionScheduler
 ) -> None:
     await produce(emulator, inter, {0: 5, 1: 5})
     await commit(emulator, "billing", {(inter, 0): 5})
     assert (await client.post(POLICIES, json=policy_body(), headers=alice)).status_code == 201
+    sweeps, skips = _sweep_samples()
     await scheduler.run_once()
     [run] = await runs(client, alice)
     assert (run["status"], run["deletion_id"], run["partitions_planned"]) == ("nothing_to_delete", None, 0)
     assert run["skip_counts"] == {"consumer_without_position": 2}
+    after = _sweep_samples()
+    assert (after[0] - sweeps, after[1] - skips) == (1, 2)
     assert {s["partition"]: s["detail"] for s in run["skipped"]} == {
         0: "spark:enricher has no position on inter.a-0",
         1: "group:billing has no position on inter.a-1",
