@@ -1,5 +1,5 @@
 """Prometheus metrics of the API (default registry; the executor's own are in ``app.worker.metrics``,
-the backlog gauges in ``app.backlog``).
+the backlog gauges in ``app.services.backlog``).
 
 ``GET /metrics`` serves the whole default registry, so all appear there, every name prefixed
 ``kafka_purge_``. Counters export no ``_created`` series: a scraper has no use for them and they double

@@ -1,5 +1,5 @@
 """Prometheus metrics of the executor and the retention scheduler (default registry, served by
-``GET /metrics``; the backlog gauges are read from the database at scrape time: ``app.backlog``)."""
+``GET /metrics``; the backlog gauges are read from the database at scrape time: ``app.services.backlog``)."""
 
 from __future__ import annotations
 

@@ -6,9 +6,9 @@ from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import RuntimeDep
-from app.backlog import refresh_backlog
 from app.schemas.health import Health, Readiness
 from app.services import health
+from app.services.backlog import refresh_backlog
 
 router = APIRouter(tags=["health"])
 
