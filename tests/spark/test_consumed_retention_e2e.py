@@ -133,7 +133,13 @@ def test_policy_deletes_what_spark_and_a_group_consumed(
     runs = submitted_runs(api)
     assert len(runs) >= 3
     for run in runs:
-        deletion = api.get(f"/v1/deletions/{run['deletion_id']}").json()
+        # The leaders' log start offsets move first; a deletion succeeds once its followers confirm (at
+        # Kafka's timing, when their parked fetches return).
+        path = f"/v1/deletions/{run['deletion_id']}"
+        deletion = wait_until(
+            lambda path=path: (d := api.get(path).json())["status"] not in ("pending", "in_progress") and d,
+            message="the sweep's deletion finished",
+        )
         assert deletion["reason"] == "policy e2e"
         assert deletion["status"] == "succeeded", deletion
     rows = spark.read.parquet(str(tmp_path / "sink")).select("partition", "offset", "value").collect()
