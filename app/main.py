@@ -110,6 +110,12 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
+    _install(app, settings)
+    return app
+
+
+def _install(app: FastAPI, settings: Settings) -> None:
+    """Error handlers, authentication, documentation, routers and middleware."""
     install_problem_handlers(app)
     auth.install(app, settings)
     install_docs(app)
@@ -124,4 +130,3 @@ def create_app(
     app.add_middleware(MetricsMiddleware)
     app.add_middleware(RequestIdMiddleware)
     install_openapi(app)
-    return app
