@@ -1,4 +1,4 @@
-"""Fixtures for executor tests (helpers live in worker_helpers.py)."""
+"""Fixtures for executor tests (helpers live in ``helpers.worker``)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 from helpers.worker import Target
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.kafka import KafkaClusters
 from app.settings import Settings
+from app.worker import Executor
 
 
 @pytest.fixture
@@ -25,3 +27,11 @@ async def gateway(settings: Settings) -> AsyncIterator[KafkaClusters]:
         yield clusters
     finally:
         await clusters.close()
+
+
+@pytest.fixture
+def executor(
+    sessionmaker: async_sessionmaker[AsyncSession], gateway: KafkaClusters, settings: Settings
+) -> Executor:
+    """An executor over the test's database and cluster, not started (tests drive it)."""
+    return Executor(sessionmaker, gateway, settings, instance_id="test-executor")

@@ -19,8 +19,6 @@ from helpers.worker import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.adapters.kafka import KafkaClusters
-from app.settings import Settings
 from app.worker import Executor
 
 Maker = async_sessionmaker[AsyncSession]
@@ -30,11 +28,6 @@ Maker = async_sessionmaker[AsyncSession]
 def replica_fetch_wait_ms() -> float:
     """The executor's DeleteRecords, confirm and timeout paths run at Kafka's follower fetch timing."""
     return KAFKA_FETCH_WAIT_MS
-
-
-@pytest.fixture
-def executor(sessionmaker: Maker, gateway: KafkaClusters, settings: Settings) -> Executor:
-    return Executor(sessionmaker, gateway, settings, instance_id="test-executor")
 
 
 async def test_a_deletion_through_a_lagging_new_leader_succeeds(
