@@ -17,6 +17,7 @@ import asyncpg
 import httpx
 import pytest
 from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
+from hypothesis import settings as hypothesis_settings
 from pydantic import SecretStr
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -24,6 +25,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from app.adapters.db.migrate import upgrade
 from app.adapters.db.session import create_engine, make_sessionmaker, write_transaction
 from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings, WorkerSettings
+
+# Property tests judge results, not speed: on a loaded 2-core machine one example can take longer than
+# Hypothesis's default 200 ms deadline, which would fail a correct test.
+hypothesis_settings.register_profile("kafka-purge", deadline=None)
+hypothesis_settings.load_profile("kafka-purge")
 
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DEV_CLIENTS = {"alice": "alice-secret", "bob": "bob-secret", "auditor": "auditor-secret"}

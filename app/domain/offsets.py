@@ -105,12 +105,15 @@ def expand(
 @dataclass(frozen=True)
 class NeededFacts:
     high_watermarks: list[TopicPartition] = field(default_factory=list)
+    bounds: list[TopicPartition] = field(default_factory=list)
     times: dict[TopicPartition, int] = field(default_factory=dict)
     groups: list[str] = field(default_factory=list)
     group_partitions: list[TopicPartition] = field(default_factory=list)
 
 
-def needed_facts(cuts: Sequence[PlannedCut]) -> NeededFacts:
+def needed_facts(cuts: Sequence[PlannedCut], *, bounded: bool = False) -> NeededFacts:
+    """What the cluster must tell to resolve ``cuts``; ``bounded``: also the partitions of concrete
+    offsets (``bounds``), whose high watermarks refuse an offset above them (``above_high_watermark``)."""
     needed = NeededFacts()
     groups: set[str] = set()
     for cut in cuts:
@@ -122,6 +125,8 @@ def needed_facts(cuts: Sequence[PlannedCut]) -> NeededFacts:
             needed.group_partitions.append(cut.partition)
         if spec.to_end or spec.offset == HIGH_WATERMARK or spec.before_ms is not None:
             needed.high_watermarks.append(cut.partition)
+        elif bounded and spec.offset is not None:
+            needed.bounds.append(cut.partition)
     needed.groups.extend(sorted(groups))
     return needed
 
@@ -147,6 +152,21 @@ def resolve_one(cut: PlannedCut, facts: Facts) -> int | str:
             return f"group(s) {', '.join(missing)} have no committed offset on {tp}"
         return min(facts.committed[g][tp] for g in spec.committed_by)
     return facts.high_watermarks[tp]
+
+
+def above_high_watermark(
+    cuts: Sequence[PlannedCut], watermarks: Mapping[TopicPartition, int]
+) -> list[Problem]:
+    """Concrete offsets above their partition's high watermark (where ``watermarks`` has it): Kafka would
+    answer OFFSET_OUT_OF_RANGE, so they are refused before anything is stored."""
+    problems = []
+    for cut in cuts:
+        offset, tp = cut.spec.offset, cut.partition
+        if offset is not None and offset != HIGH_WATERMARK and tp in watermarks and offset > watermarks[tp]:
+            problems.append(
+                Problem(cut.entry, f"offset {offset} is above the high watermark {watermarks[tp]} of {tp}")
+            )
+    return problems
 
 
 def resolve(cuts: Sequence[PlannedCut], facts: Facts) -> tuple[dict[TopicPartition, int], list[Problem]]:

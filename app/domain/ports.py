@@ -115,6 +115,13 @@ class KafkaGateway(Protocol):
         """ListOffsets LATEST on each partition's leader."""
         ...
 
+    async def known_high_watermarks(
+        self, cluster: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """ListOffsets LATEST like ``high_watermarks``, leaving out the partitions whose leader cannot
+        answer now (leader moving or catching up, topic gone) instead of failing for them."""
+        ...
+
     async def log_start_offsets(
         self, cluster: str, partitions: Sequence[TopicPartition]
     ) -> dict[TopicPartition, int]:

@@ -143,6 +143,13 @@ class KafkaClusters(ClusterInspection, TopicListing):
         """ListOffsets LATEST on each leader; ServiceUnavailable if any partition could not be read."""
         return await self._list_offsets(cluster, partitions, LATEST)
 
+    async def known_high_watermarks(
+        self, cluster: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """ListOffsets LATEST; partitions whose leader refused are left out (ServiceUnavailable only when
+        the cluster cannot be reached)."""
+        return (await self._read_offsets(cluster, partitions, LATEST))[0]
+
     async def log_start_offsets(
         self, cluster: str, partitions: Sequence[TopicPartition]
     ) -> dict[TopicPartition, int]:
@@ -156,6 +163,18 @@ class KafkaClusters(ClusterInspection, TopicListing):
         ``metadata_max_age_ms`` old, as Kafka's consumers route: the offsets are still the leaders' own
         answers, and a partition whose leader moved (refused, or not in that metadata) is asked again
         with fresh metadata."""
+        offsets, failed = await self._read_offsets(cluster, partitions, timestamp)
+        if failed:
+            shown = "; ".join(f"{tp}: {o.error}" for tp, o in sorted(failed.items())[:10])
+            raise ServiceUnavailable(
+                f"cannot read offsets of {len(failed)} partition(s) on {cluster!r}: {shown}"
+            )
+        return offsets
+
+    async def _read_offsets(
+        self, cluster: str, partitions: Sequence[TopicPartition], timestamp: int
+    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, PartitionOutcome]]:
+        """The offsets read and the partitions that could not be, each with its leader's error."""
         offsets: dict[TopicPartition, int] = {}
         failed: dict[TopicPartition, PartitionOutcome] = {}
         memory = self._recent.get(cluster)
@@ -171,12 +190,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
                 offsets.update(fresh)
         except ClusterUnreachable as exc:
             raise ServiceUnavailable(str(exc)) from exc
-        if failed:
-            shown = "; ".join(f"{tp}: {o.error}" for tp, o in sorted(failed.items())[:10])
-            raise ServiceUnavailable(
-                f"cannot read offsets of {len(failed)} partition(s) on {cluster!r}: {shown}"
-            )
-        return offsets
+        return offsets, failed
 
     async def delete_records_as_answered(
         self,

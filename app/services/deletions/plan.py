@@ -16,7 +16,16 @@ from app.domain.impact import (
     TopicTraits,
     is_compact_only,
 )
-from app.domain.offsets import Facts, PlannedCut, Problem, SpecEntry, expand, needed_facts, resolve
+from app.domain.offsets import (
+    Facts,
+    PlannedCut,
+    Problem,
+    SpecEntry,
+    above_high_watermark,
+    expand,
+    needed_facts,
+    resolve,
+)
 from app.domain.ports import TimeOffset, TopicLayout, TopicPartition
 from app.errors import FieldError, ServiceUnavailable, ValidationFailed
 from app.schemas.specs import entry_specs
@@ -93,7 +102,9 @@ async def empty() -> dict[Any, Any]:
     return {}
 
 
-async def plan_request(runtime: Runtime, request: DeletionRequest, *, recent: bool = False) -> Plan:
+async def plan_request(
+    runtime: Runtime, request: DeletionRequest, *, recent: bool = False, bounded: bool = False
+) -> Plan:
     """Every cut of the request resolved to a concrete offset; 422 listing what cannot be.
 
     ``recent``: topic layouts and configs may come from a recent answer (``app.adapters.kafka.recent``);
@@ -101,31 +112,46 @@ async def plan_request(runtime: Runtime, request: DeletionRequest, *, recent: bo
 
     The metadata and the configs need only the topics' names: both are asked at once, and the entries
     are built while the cluster answers. Whatever the configs read says about a topic that does not
-    exist, the answer is the 422 listing the unknown partitions."""
+    exist, the answer is the 422 listing the unknown partitions.
+
+    ``bounded``: a concrete offset above its partition's current high watermark is a 422 naming the
+    partition and its high watermark (Kafka would refuse it with OFFSET_OUT_OF_RANGE). A partition whose
+    leader cannot tell it now (a new leader catching up, a topic deleted a moment ago) is left to the
+    broker, which checks the offset again when the deletion is sent."""
     cluster, gateway = request.cluster, runtime.gateway
     topics = sorted({entry.topic for entry in request.partitions})
     layouts_read = asyncio.ensure_future(gateway.topic_layouts(cluster, topics, recent=recent))
     configs_read = asyncio.ensure_future(_early_configs(runtime, cluster, topics, recent=recent))
     try:
-        return await _plan(runtime, request, topics, layouts_read, configs_read, recent=recent)
+        reads = _Reads(layouts_read, configs_read)
+        return await _plan(runtime, request, topics, reads, recent=recent, bounded=bounded)
     finally:
         await drop(layouts_read, configs_read)
+
+
+@dataclass(frozen=True)
+class _Reads:
+    """The reads that need only the topics' names, started together."""
+
+    layouts: asyncio.Future[dict[str, TopicLayout]]
+    configs: asyncio.Future[dict[str, dict[str, str]] | None]
 
 
 async def _plan(
     runtime: Runtime,
     request: DeletionRequest,
     topics: list[str],
-    layouts_read: asyncio.Future[dict[str, TopicLayout]],
-    configs_read: asyncio.Future[dict[str, dict[str, str]] | None],
+    reads: _Reads,
     *,
     recent: bool,
+    bounded: bool,
 ) -> Plan:
     cluster, gateway = request.cluster, runtime.gateway
+    layouts_read, configs_read = reads.layouts, reads.configs
     # A task sends its request only once the loop runs it: when either read is in, both are out, and
     # the entries are built while the other is answered.
-    reads: list[asyncio.Future[Any]] = [layouts_read, configs_read]
-    await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
+    pending: list[asyncio.Future[Any]] = [layouts_read, configs_read]
+    await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
     specs, stored = entry_specs(request.partitions)
     entries = [
         SpecEntry(i, e.topic, e.partition, spec)
@@ -146,13 +172,20 @@ async def _plan(
             f"The request names {len(cuts)} partitions; at most {runtime.settings.limits.max_partitions}.",
             errors=[FieldError("#/partitions", "too many partitions after expanding whole topics")],
         )
-    needed = needed_facts(cuts)
-    watermarks, times, committed, traits = await asyncio.gather(
+    needed = needed_facts(cuts, bounded=bounded)
+    watermarks, bounds, times, committed, traits = await asyncio.gather(
         gateway.high_watermarks(cluster, needed.high_watermarks) if needed.high_watermarks else empty(),
+        gateway.known_high_watermarks(cluster, needed.bounds) if needed.bounds else empty(),
         gateway.offsets_for_times(cluster, needed.times),
         gateway.committed_offsets(cluster, needed.groups, needed.group_partitions),
         _traits(runtime, cluster, layouts, recent=recent, early=configs_read),
     )
+    if above := above_high_watermark(cuts, bounds):
+        raise _refuse(
+            above,
+            f"{len(above)} offset(s) are above their partition's high watermark; nothing was accepted.",
+            "above_high_watermark_count",
+        )
     resolved, problems = resolve(cuts, Facts(watermarks, times, committed))
     if problems:
         raise _refuse(
@@ -191,7 +224,7 @@ async def plan_checked(runtime: Runtime, request: DeletionRequest) -> Plan:
     """The plan, refused (422) when it touches a compact-only or internal topic."""
     # Whole-topic entries are expanded from fresh metadata: a partition added a moment ago is included.
     recent = all(entry.partition is not None for entry in request.partitions)
-    plan = await plan_request(runtime, request, recent=recent)
+    plan = await plan_request(runtime, request, recent=recent, bounded=True)
     if recent and _untouchable(plan):  # a recent policy never refuses on its own: ask again
         plan = replace(plan, traits=await _traits(runtime, request.cluster, plan.layouts))
     refuse_untouchable(plan)

@@ -75,3 +75,18 @@ async def test_unknown_partitions_are_capped_at_fifty(
     assert problem["unknown_count"] == 100
     assert len(problem["errors"]) == 50
     assert "error_count" not in problem
+
+
+async def test_an_offset_above_the_high_watermark_is_refused_naming_it(
+    app_client: httpx.AsyncClient, alice: dict[str, str], orders: str
+) -> None:
+    body = deletion_body((orders, 0, 10), (orders, 1, 21), (orders, 2, 5))
+    problem = assert_problem(await app_client.post("/v1/deletions", json=body, headers=alice), 422)
+    assert problem["above_high_watermark_count"] == 1
+    assert problem["errors"] == [
+        {"pointer": "#/partitions/1", "detail": f"offset 21 is above the high watermark 20 of {orders}-1"}
+    ]
+    assert (await app_client.get("/v1/deletions", headers=alice)).json()["items"] == []
+    # At the high watermark itself the whole partition is deleted: accepted.
+    accepted = await app_client.post("/v1/deletions", json=deletion_body((orders, 1, 20)), headers=alice)
+    assert accepted.status_code == 202

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from helpers.kafka_gateway import leader_of
 from helpers.offsets import body, commit, produce, wait_until
 
 
@@ -13,9 +14,15 @@ async def test_evidence_verdicts_after_success_and_failure(
 ) -> None:
     emulator.create_topic("orders", partitions=2, replication_factor=3)
     await produce(emulator, "orders", {0: 6, 1: 4})
+    # Partition 1's leader refuses the deletion for good (as Kafka does for a topic whose cleanup.policy
+    # became compact meanwhile); partition 0 is led by another broker.
+    first, second = leader_of(emulator, "orders", 0), leader_of(emulator, "orders", 1)
+    if first == second:
+        second = next(b for b in emulator.brokers if b != first)
+        emulator.move_leader("orders", 1, second)
+    emulator.inject_fault(second, "DeleteRecords", error="POLICY_VIOLATION")
     request = body(
-        {"topic": "orders", "partition": 0, "offset": 5},
-        {"topic": "orders", "partition": 1, "offset": 9},  # beyond the high watermark: OFFSET_OUT_OF_RANGE
+        {"topic": "orders", "partition": 0, "offset": 5}, {"topic": "orders", "partition": 1, "offset": 3}
     )
     accepted = await app_client.post("/v1/deletions", json=request, headers=alice)
     assert accepted.status_code == 202, accepted.text
