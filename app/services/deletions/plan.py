@@ -120,21 +120,40 @@ async def plan_request(
     broker, which checks the offset again when the deletion is sent."""
     cluster, gateway = request.cluster, runtime.gateway
     topics = sorted({entry.topic for entry in request.partitions})
-    layouts_read = asyncio.ensure_future(gateway.topic_layouts(cluster, topics, recent=recent))
-    configs_read = asyncio.ensure_future(_early_configs(runtime, cluster, topics, recent=recent))
+    named = _named_bounds(request) if bounded else []
+    reads = _Reads(
+        asyncio.ensure_future(gateway.topic_layouts(cluster, topics, recent=recent)),
+        asyncio.ensure_future(_early_configs(runtime, cluster, topics, recent=recent)),
+        asyncio.ensure_future(gateway.known_high_watermarks(cluster, named) if named else empty()),
+        frozenset(named),
+    )
     try:
-        reads = _Reads(layouts_read, configs_read)
         return await _plan(runtime, request, topics, reads, recent=recent, bounded=bounded)
     finally:
-        await drop(layouts_read, configs_read)
+        await drop(reads.layouts, reads.configs, reads.bounds)
 
 
 @dataclass(frozen=True)
 class _Reads:
-    """The reads that need only the topics' names, started together."""
+    """The reads that need only the request (the topics' names, the partitions it names), started
+    together: the layouts, the configs, and the high watermarks of the named partitions' concrete
+    offsets (``bounded``)."""
 
     layouts: asyncio.Future[dict[str, TopicLayout]]
     configs: asyncio.Future[dict[str, dict[str, str]] | None]
+    bounds: asyncio.Future[dict[TopicPartition, int]]
+    bounded: frozenset[TopicPartition]
+
+
+def _named_bounds(request: DeletionRequest) -> list[TopicPartition]:
+    """The partitions the request names with a concrete offset (whole-topic entries are known only once
+    the layouts are)."""
+    new = tuple.__new__  # named tuples built in C: a request names up to 10,000 partitions
+    return [
+        new(TopicPartition, (e.topic, e.partition))
+        for e in request.partitions
+        if e.partition is not None and e.offset is not None and e.offset >= 0
+    ]
 
 
 async def _plan(
@@ -173,14 +192,15 @@ async def _plan(
             errors=[FieldError("#/partitions", "too many partitions after expanding whole topics")],
         )
     needed = needed_facts(cuts, bounded=bounded)
+    rest = [tp for tp in needed.bounds if tp not in reads.bounded]
     watermarks, bounds, times, committed, traits = await asyncio.gather(
         gateway.high_watermarks(cluster, needed.high_watermarks) if needed.high_watermarks else empty(),
-        gateway.known_high_watermarks(cluster, needed.bounds) if needed.bounds else empty(),
+        gateway.known_high_watermarks(cluster, rest) if rest else empty(),
         gateway.offsets_for_times(cluster, needed.times),
         gateway.committed_offsets(cluster, needed.groups, needed.group_partitions),
         _traits(runtime, cluster, layouts, recent=recent, early=configs_read),
     )
-    if above := above_high_watermark(cuts, bounds):
+    if above := above_high_watermark(cuts, {**await reads.bounds, **bounds}):
         raise _refuse(
             above,
             f"{len(above)} offset(s) are above their partition's high watermark; nothing was accepted.",
