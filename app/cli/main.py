@@ -1,5 +1,5 @@
 """``kafka-purge``: run the service (``serve``), migrate the database (``migrate``), or try it (``demo``);
-the client commands (``delete``, ``status``, ``audit verify``, ...) talk to a running service."""
+the client commands (``delete``, ``list``, ``acl``, ``policy``, ``audit``, ...) talk to a running service."""
 
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from app.adapters.db.connectivity import DatabaseUnavailable
+from app.cli.acls import add_acl_commands
 from app.cli.audit import add_audit_commands
-from app.cli.client import add_client_commands
+from app.cli.client import ENVIRONMENT_HELP
+from app.cli.deletions import add_deletion_commands
+from app.cli.exits import EXIT_CODES_HELP
+from app.cli.policies import add_policy_commands
 from app.logs import chosen_format, configure_logging
 from app.settings import Settings
 from app.settings_diagnostics import UnsafeConfiguration, describe, unknown_variable_warnings
@@ -25,7 +29,10 @@ log = logging.getLogger("kafka_purge.cli")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="kafka-purge", description="Delete Kafka records on purpose: run, try or use the service."
+        prog="kafka-purge",
+        description="Delete Kafka records on purpose: run, try or use the service.",
+        epilog=f"{ENVIRONMENT_HELP}\n\n{EXIT_CODES_HELP}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -57,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--port", type=int, default=8080, help="listen port (default 8080; 0 = any free port)")
     demo.add_argument("--data-dir", type=Path, default=Path("data"), help="where the demo database lives")
     demo.set_defaults(handler=command_demo)
-    add_client_commands(commands)
+    add_deletion_commands(commands)
+    add_acl_commands(commands)
+    add_policy_commands(commands)
     add_audit_commands(commands)
     return parser
 
