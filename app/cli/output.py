@@ -84,7 +84,20 @@ class DeletionProgress:
         self.last = ""
         self.bar: Progress | None = None
         self.task: TaskID | None = None
+
+    def show(self, deletion: dict[str, Any]) -> None:
+        done, total, summary = progress_text(deletion)
         if self.out.isatty():
+            self._draw(done, total, summary)
+            return
+        line = f"{done}/{total} partitions done ({summary})"
+        if line != self.last:
+            self.out.write(f"{line}\n")
+            self.out.flush()
+        self.last = line
+
+    def _draw(self, done: int, total: int, summary: str) -> None:
+        if self.bar is None or self.task is None:
             self.bar = Progress(
                 BarColumn(bar_width=30),
                 MofNCompleteColumn(),
@@ -93,20 +106,10 @@ class DeletionProgress:
                 console=_console(self.out),
                 auto_refresh=False,
             )
+            self.task = self.bar.add_task(summary, total=total, completed=done)
             self.bar.start()
-            self.task = self.bar.add_task("", total=None)
-
-    def show(self, deletion: dict[str, Any]) -> None:
-        done, total, summary = progress_text(deletion)
-        if self.bar is not None and self.task is not None:
-            self.bar.update(self.task, completed=done, total=total, description=summary)
-            self.bar.refresh()
-            return
-        line = f"{done}/{total} partitions done ({summary})"
-        if line != self.last:
-            self.out.write(f"{line}\n")
-            self.out.flush()
-        self.last = line
+        self.bar.update(self.task, completed=done, total=total, description=summary)
+        self.bar.refresh()
 
     def close(self) -> None:
         if self.bar is not None:
