@@ -44,9 +44,12 @@ class Service:
 
 
 @contextmanager
-def cli_service(tmp: Path, topics: Mapping[str, int], records: int = 10) -> Iterator[Service]:
+def cli_service(
+    tmp: Path, topics: Mapping[str, int], records: int = 10, **service_env: str
+) -> Iterator[Service]:
     """An emulator with ``topics`` (name: partitions, ``records`` in each partition) and the service on it
-    as cluster ``demo``; the dev client ``admin`` is a super user."""
+    as cluster ``demo`` (``service_env`` added to its environment); the dev client ``admin`` is a super
+    user."""
     topology = tmp / "topology.yaml"
     listed = [{"name": name, "partitions": count} for name, count in topics.items()]
     topology.write_text(json.dumps({"topics": listed}), encoding="utf-8")
@@ -55,7 +58,8 @@ def cli_service(tmp: Path, topics: Mapping[str, int], records: int = 10) -> Iter
         bootstrap = json.loads(emulator.wait_for_line(r"^\{.*\"bootstrap\".*\}$").group(0))["bootstrap"]
         for topic, partitions in topics.items():
             produce_records(bootstrap, topic, partitions, records)
-        env = purge_env(tmp, PURGE_CLUSTERS=json.dumps({"demo": {"bootstrap_servers": bootstrap}}))
+        clusters = json.dumps({"demo": {"bootstrap_servers": bootstrap}})
+        env = purge_env(tmp, PURGE_CLUSTERS=clusters, **service_env)
         with running(kafka_purge("serve", "--port", "0"), env, tmp) as process:
             url = service_url(process)
             wait_until(lambda: get_or_none(f"{url}/healthz"))
