@@ -22,7 +22,7 @@ PREFIX = "PURGE_"
 CLIENT_VARIABLES = frozenset(
     {
         "PURGE_URL",
-        "PURGE_CLUSTER",
+        "PURGE_DEFAULT_CLUSTER",
         "PURGE_TOKEN",
         "PURGE_TOKEN_FILE",
         "PURGE_TOKEN_URL",

@@ -28,7 +28,7 @@ DEFAULT_URL = "http://127.0.0.1:8080"
 ENVIRONMENT_HELP = f"""\
 environment:
   PURGE_URL                  service base URL (default {DEFAULT_URL}; --url)
-  PURGE_CLUSTER              cluster of delete/preview/acl/policy (--cluster)
+  PURGE_DEFAULT_CLUSTER      cluster of delete/preview/acl/policy (--cluster)
   PURGE_TOKEN                a bearer token
   PURGE_TOKEN_FILE           a file holding a bearer token (--token-file)
   PURGE_CLIENT_ID            OAuth2 client id for the client-credentials grant (--client-id)
@@ -90,13 +90,13 @@ def connection_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cluster_option(parser: argparse.ArgumentParser) -> None:
-    cluster = os.environ.get("PURGE_CLUSTER")
+    cluster = os.environ.get("PURGE_DEFAULT_CLUSTER")
     parser.add_argument(
         "-c",
         "--cluster",
         default=cluster,
         required=cluster is None,
-        help="the Kafka cluster's name in the service (PURGE_CLUSTER)",
+        help="the Kafka cluster's name in the service (PURGE_DEFAULT_CLUSTER)",
     )
 
 

@@ -77,7 +77,7 @@ def cli_env(service: Service, **extra: str) -> dict[str, str]:
     """The command's environment: no PURGE_* of the test run, the service's URL, admin's credentials."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
     env.update(PYTHONPATH=str(ROOT), PURGE_URL=service.url, PURGE_CLIENT_ID="admin")
-    env.update(PURGE_CLIENT_SECRET="admin-secret", PURGE_CLUSTER="demo")
+    env.update(PURGE_CLIENT_SECRET="admin-secret", PURGE_DEFAULT_CLUSTER="demo")
     return env | extra
 
 
