@@ -77,6 +77,7 @@ def connection_options(parser: argparse.ArgumentParser) -> None:
         "--client-secret-file",
         type=Path,
         default=_env_path("PURGE_CLIENT_SECRET_FILE"),
+        metavar="FILE",
         help="file holding the client secret (or PURGE_CLIENT_SECRET)",
     )
     group.add_argument(
