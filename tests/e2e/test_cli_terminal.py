@@ -93,3 +93,12 @@ def test_a_request_the_service_would_refuse_is_not_asked(service: Service) -> No
     assert screen[-1] == "Not deleted: the service would refuse this request (see above)."
     assert not any("[y/N]" in line for line in screen)
     assert log_start_offsets(service, "payments") == [0, 0]
+
+
+def test_with_yes_the_service_refusal_names_the_groups_and_the_way_out(service: Service) -> None:
+    commit_offsets(service.bootstrap, "reports", {("payments", 1): 1})
+    result = run_cli(service, "delete", "payments", "-p", "1", "-o", "end", "--reason", "r", "--yes")
+    assert result.returncode == Exit.REFUSED
+    assert f"POST {service.url}/v1/deletions answered 409" in result.stderr
+    assert "  group reports: 9 unread record(s)" in result.stderr
+    assert "--allow-unconsumed, or --ignore-group GROUP" in result.stderr
