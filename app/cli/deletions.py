@@ -127,8 +127,10 @@ def add_deletion_commands(commands: Any) -> None:
 
 
 def _entries(args: argparse.Namespace) -> list[dict[str, Any]]:
-    if (args.topic is None) == (args.file is None):
-        raise InputError("name a TOPIC (with -o) or an offset JSON --file, not both")
+    if args.topic is None and args.file is None:
+        raise InputError("name a TOPIC (with -o end|N|@<time>) or an offset JSON --file")
+    if args.topic is not None and args.file is not None:
+        raise InputError("name a TOPIC or an offset JSON --file, not both")
     if args.file is not None:
         if args.offset is not None or args.partitions:
             raise InputError("-p/-o go with a TOPIC; the --file names its own partitions and offsets")
@@ -141,7 +143,7 @@ def _entries(args: argparse.Namespace) -> list[dict[str, Any]]:
     return topic_entries(args.topic, args.offset, args.partitions)
 
 
-def _body(args: argparse.Namespace) -> dict[str, Any]:
+def request_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {
         "cluster": args.cluster,
         "partitions": _entries(args),
@@ -157,7 +159,7 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    body = _body(args)
+    body = request_body(args)
     asks = not (args.yes or body["dry_run"])
     if asks:
         require_terminal("deleting")
@@ -165,7 +167,10 @@ def _delete(args: argparse.Namespace) -> int:
         if body["dry_run"] or asks:
             preview = answer_json(client.post("/v1/deletions", json={**body, "dry_run": True}), 200)
             if body["dry_run"]:
-                emit_json(preview) if args.format == "json" else print_preview(preview)
+                if args.format == "json":
+                    emit_json(preview)
+                else:
+                    print_preview(preview)
                 return Exit.OK
             if preview["would_be_refused"]:
                 refused(preview)
