@@ -19,7 +19,18 @@ from app.settings import Settings
 
 PREFIX = "PURGE_"
 # Read by the command-line client (``app/cli/client.py``), not by the service's settings.
-CLIENT_VARIABLES = frozenset({"PURGE_URL", "PURGE_TOKEN", "PURGE_CLIENT_ID", "PURGE_CLIENT_SECRET"})
+CLIENT_VARIABLES = frozenset(
+    {
+        "PURGE_URL",
+        "PURGE_DEFAULT_CLUSTER",
+        "PURGE_TOKEN",
+        "PURGE_TOKEN_FILE",
+        "PURGE_TOKEN_URL",
+        "PURGE_CLIENT_ID",
+        "PURGE_CLIENT_SECRET",
+        "PURGE_CLIENT_SECRET_FILE",
+    }
+)
 # Read by the command line before the settings (``app.logs``).
 PROCESS_VARIABLES = frozenset({"PURGE_LOG_FORMAT"})
 

@@ -1,18 +1,17 @@
-"""Client commands of ``kafka-purge`` over the HTTP API: ``delete``, ``preview``, ``status``, ``evidence``.
+"""How the client commands reach the service: its URL, a bearer token, readable errors, exit codes.
 
-The token comes from ``PURGE_TOKEN``, or from the client-credentials grant (``--client-id`` /
-``--client-secret`` or ``PURGE_CLIENT_ID`` / ``PURGE_CLIENT_SECRET``) at ``<url>/oauth/token`` unless
-``--token-url`` names another issuer. Exit codes: 0 done, 1 a partition failed or the API refused,
-2 invalid input (nothing sent).
+The token is, in this order: the contents of ``--token-file`` (``PURGE_TOKEN_FILE``), ``PURGE_TOKEN``, or
+one from the client-credentials grant (``--client-id``/``PURGE_CLIENT_ID`` with the secret from
+``PURGE_CLIENT_SECRET`` or ``--client-secret-file``/``PURGE_CLIENT_SECRET_FILE``) at ``<url>/oauth/token``
+unless ``--token-url``/``PURGE_TOKEN_URL`` names another issuer. Secrets never come from the command line,
+where other users see them in the process list.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,77 +19,118 @@ from typing import Any
 import httpx2
 from authlib.integrations.httpx_client import OAuth2Client, OAuthError
 
-from app.cli.input import InputError, parse_offset_json, topic_entry
-from app.cli.output import FAILED, PARTITION_HEADERS, TERMINAL, Progress, partition_rows, say, table
+from app.cli.exits import EXIT_CODES_HELP, Exit
+from app.cli.input import InputError, read_text
+from app.cli.output import say
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-POLL_INTERVAL_S = 0.5
-PAGE = 1000
+
+ENVIRONMENT_HELP = f"""\
+environment:
+  PURGE_URL                  service base URL (default {DEFAULT_URL}; --url)
+  PURGE_DEFAULT_CLUSTER      cluster of delete/preview/acl/policy (--cluster)
+  PURGE_TOKEN                a bearer token
+  PURGE_TOKEN_FILE           a file holding a bearer token (--token-file)
+  PURGE_CLIENT_ID            OAuth2 client id for the client-credentials grant (--client-id)
+  PURGE_CLIENT_SECRET        its secret
+  PURGE_CLIENT_SECRET_FILE   a file holding its secret (--client-secret-file)
+  PURGE_TOKEN_URL            the token endpoint (default <url>/oauth/token; --token-url)"""
+
+# What to do after each refusal, by HTTP status.
+_ADVICE = {
+    401: "the token is missing, expired or not accepted: check PURGE_TOKEN/--token-file or the client "
+    "credentials",
+    403: "the principal lacks the permission: ask an administrator for an ACL (kafka-purge acl list)",
+    404: "it does not exist or you may not see it: check the id, topic and --cluster (kafka-purge list)",
+    409: "the request conflicts with the current state (see above)",
+    413: "the request is too large: split it",
+    415: "the service expects JSON",
+    422: "fix the fields named above",
+}
 
 
 class ApiError(Exception):
-    pass
+    """The service (or its token issuer) refused or failed; ``exit`` is the command's exit code."""
+
+    def __init__(self, message: str, exit: Exit) -> None:
+        super().__init__(message)
+        self.exit = exit
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name)
+    return Path(value) if value else None
 
 
 def connection_options(parser: argparse.ArgumentParser) -> None:
-    """Where the service is, how to get a token, and the output format: every client command takes them."""
-    parser.add_argument("--url", default=os.environ.get("PURGE_URL", DEFAULT_URL), help="service base URL")
-    parser.add_argument("--client-id", default=os.environ.get("PURGE_CLIENT_ID"))
-    parser.add_argument("--client-secret", default=os.environ.get("PURGE_CLIENT_SECRET"))
-    parser.add_argument("--token-url", help="OAuth2 token endpoint (default <url>/oauth/token)")
-    parser.add_argument("--output", choices=("text", "json"), default="text")
+    """Where the service is, how to get a token, and the output format: every client command takes them
+    (its ``--help`` ends with the environment variables and exit codes)."""
+    parser.epilog = f"{ENVIRONMENT_HELP}\n\n{EXIT_CODES_HELP}"
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    group = parser.add_argument_group("connection (see environment below)")
+    group.add_argument("--url", default=os.environ.get("PURGE_URL", DEFAULT_URL), help="service base URL")
+    group.add_argument(
+        "--token-file", type=Path, default=_env_path("PURGE_TOKEN_FILE"), help="bearer token file"
+    )
+    group.add_argument("--client-id", default=os.environ.get("PURGE_CLIENT_ID"), help="OAuth2 client id")
+    group.add_argument(
+        "--client-secret-file",
+        type=Path,
+        default=_env_path("PURGE_CLIENT_SECRET_FILE"),
+        metavar="FILE",
+        help="file holding the client secret (or PURGE_CLIENT_SECRET)",
+    )
+    group.add_argument(
+        "--token-url",
+        default=os.environ.get("PURGE_TOKEN_URL"),
+        help="token endpoint (default <url>/oauth/token)",
+    )
+    parser.add_argument(
+        "--format", choices=("table", "json"), default="table", help="output format (default table)"
+    )
 
 
-def _request_options(parser: argparse.ArgumentParser) -> None:
-    connection_options(parser)
-    parser.add_argument("--cluster", required=True)
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--offset-json-file", type=Path, help="kafka-delete-records.sh JSON file")
-    source.add_argument("--topic", help="one topic, with --to")
-    parser.add_argument("--to", help="end | <offset> | @<RFC 3339 time or epoch ms> (with --topic)")
-    parser.add_argument("--partition", type=int, help="one partition (default: every partition of --topic)")
-    parser.add_argument("--reason", required=True)
-    parser.add_argument("--leader-only", action="store_true")
-    parser.add_argument("--timeout-ms", type=int)
-    parser.add_argument("--allow-unconsumed", action="store_true")
-    parser.add_argument("--ignore-group", action="append", default=[], dest="ignore_groups")
+def cluster_option(parser: argparse.ArgumentParser) -> None:
+    cluster = os.environ.get("PURGE_DEFAULT_CLUSTER")
+    parser.add_argument(
+        "-c",
+        "--cluster",
+        default=cluster,
+        required=cluster is None,
+        help="the Kafka cluster's name in the service (PURGE_DEFAULT_CLUSTER)",
+    )
 
 
-def add_client_commands(commands: Any) -> None:
-    """Register the client commands on ``kafka-purge``'s sub-parsers."""
-    delete = commands.add_parser("delete", help="request a deletion through the API")
-    _request_options(delete)
-    delete.add_argument("--dry-run", action="store_true", help="preview only")
-    delete.add_argument("--wait", action="store_true", help="follow the deletion until it finishes")
-    delete.set_defaults(handler=command_delete)
-    preview = commands.add_parser("preview", help="what a deletion would do (nothing is sent)")
-    _request_options(preview)
-    preview.set_defaults(handler=command_preview, dry_run=True, wait=False)
-    status = commands.add_parser("status", help="a deletion's status and partitions")
-    connection_options(status)
-    status.add_argument("id")
-    status.set_defaults(handler=command_status)
-    evidence = commands.add_parser("evidence", help="whether a deletion's records are gone now")
-    connection_options(evidence)
-    evidence.add_argument("id")
-    evidence.set_defaults(handler=command_evidence)
+def _secret(path: Path | None, variable: str, what: str) -> str | None:
+    if path is not None:
+        secret = read_text(path, what).strip()
+        if not secret:
+            raise InputError(f"{what} {path} is empty")
+        return secret
+    return os.environ.get(variable) or None
 
 
 @contextmanager
 def api_client(args: argparse.Namespace) -> Iterator[httpx2.Client]:
-    """An open HTTP client for ``--url`` carrying a bearer token: ``PURGE_TOKEN`` as it is, or one from
-    the client-credentials grant through Authlib, which fetches a new one once it expires (``--wait``)."""
+    """An open HTTP client for ``--url`` carrying a bearer token: a given one as it is, or one from the
+    client-credentials grant through Authlib, which fetches a new one once it expires (``--wait``)."""
     base_url = args.url.rstrip("/")
-    if token := os.environ.get("PURGE_TOKEN"):
+    if token := _secret(args.token_file, "PURGE_TOKEN", "token file"):
         with httpx2.Client(base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
             yield c
         return
-    if not (args.client_id and args.client_secret):
-        raise InputError("set PURGE_TOKEN, or --client-id and --client-secret (or PURGE_CLIENT_ID/SECRET)")
+    secret = _secret(args.client_secret_file, "PURGE_CLIENT_SECRET", "client secret file")
+    if not (args.client_id and secret):
+        raise InputError(
+            "no credentials: set PURGE_TOKEN (or --token-file), or a client id (--client-id, "
+            "PURGE_CLIENT_ID) "
+            "with its secret (PURGE_CLIENT_SECRET or --client-secret-file)"
+        )
+    token_url = args.token_url or f"{base_url}/oauth/token"
     client = OAuth2Client(
         args.client_id,
-        args.client_secret,
-        token_endpoint=args.token_url or f"{base_url}/oauth/token",
+        secret,
+        token_endpoint=token_url,
         grant_type="client_credentials",
         base_url=base_url,
         timeout=60,
@@ -99,183 +139,74 @@ def api_client(args: argparse.Namespace) -> Iterator[httpx2.Client]:
         try:
             client.fetch_token()
         except (OAuthError, ValueError) as exc:
-            raise ApiError(f"token request refused: {exc}") from exc
+            raise ApiError(
+                f"token request to {token_url} refused: {exc}; check the client id and secret", Exit.REFUSED
+            ) from exc
+        except httpx2.TransportError as exc:
+            raise ApiError(
+                _unreachable(token_url, exc, "--token-url or PURGE_TOKEN_URL"), Exit.UNEXPECTED
+            ) from exc
         yield client
 
 
+def _problem_text(response: httpx2.Response) -> str:
+    """The problem's title, detail and its first 20 errors (a JSON pointer and what is wrong there)."""
+    try:
+        problem = response.json()
+    except ValueError:
+        return response.text[:300]
+    if not isinstance(problem, dict):
+        return response.text[:300]
+    lines = [": ".join(str(p) for p in (problem.get("title"), problem.get("detail")) if p)]
+    for error in (problem.get("errors") or [])[:20]:
+        where = str(error.get("pointer") or error.get("parameter") or "").removeprefix("#") or "body"
+        lines.append(f"  {where}: {error.get('detail')}")
+    for group in (problem.get("groups") or [])[:20]:
+        lines.append(f"  group {group.get('group')}: {group.get('unread_records')} unread record(s)")
+    return "\n".join(lines)
+
+
 def answer_json(response: httpx2.Response, *expected: int) -> Any:
-    """The answer's JSON if its status is one of ``expected``; else ``ApiError`` with the problem's title,
-    detail and its first 20 errors."""
-    if response.status_code not in expected:
-        try:
-            problem = response.json()
-            detail = f"{problem.get('title')}: {problem.get('detail')}"
-            extras = problem.get("errors") or problem.get("groups")
-            if extras:
-                detail += "\n" + "\n".join(f"  {json.dumps(e)}" for e in extras[:20])
-        except ValueError:
-            detail = response.text[:300]
-        raise ApiError(f"HTTP {response.status_code} {detail}")
-    return response.json()
+    """The answer's JSON if its status is one of ``expected``; else ``ApiError`` naming the URL, the
+    problem and what to do."""
+    if response.status_code in expected:
+        return response.json()
+    request = response.request
+    status = response.status_code
+    message = f"{request.method} {request.url} answered {status}: {_problem_text(response)}"
+    if status == 409 and "group" in message:
+        message += "\n  to delete anyway: --allow-unconsumed, or --ignore-group GROUP for each group above"
+    elif status in _ADVICE:
+        message += f"\n  {_ADVICE[status]}"
+    raise ApiError(message, Exit.UNEXPECTED if status >= 500 else Exit.REFUSED)
 
 
-def _body(args: argparse.Namespace) -> dict[str, Any]:
-    if args.offset_json_file is not None:
-        entries = parse_offset_json(args.offset_json_file.read_text())
-    else:
-        if args.to is None:
-            raise InputError("--topic needs --to end|<offset>|@<time>")
-        entries = [topic_entry(args.topic, args.to, args.partition)]
-    body: dict[str, Any] = {
-        "cluster": args.cluster,
-        "partitions": entries,
-        "reason": args.reason,
-        "leader_only": args.leader_only,
-        "dry_run": bool(args.dry_run),
-        "allow_unconsumed": args.allow_unconsumed,
-        "ignore_groups": args.ignore_groups,
-    }
-    if args.timeout_ms is not None:
-        body["timeout_ms"] = args.timeout_ms
-    return body
+def _unreachable(url: str, exc: httpx2.TransportError, setting: str) -> str:
+    reason = str(exc) or exc.__class__.__name__
+    return f"cannot reach {url}: {reason}; is the service running there? (set {setting})"
 
 
-def run_client_command(handler: Any, args: argparse.Namespace) -> int:
-    """``handler``'s exit code; 2 for invalid input (nothing sent), 1 for a refusal or an HTTP error."""
+def _request_url(exc: httpx2.TransportError) -> str | None:
+    try:
+        return str(exc.request.url)
+    except RuntimeError:  # raised before a request existed
+        return None
+
+
+def run_client_command(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``handler``'s exit code, or the code of the error that ended it, with a message on stderr."""
     try:
         return int(handler(args))
     except InputError as exc:
         say(f"kafka-purge: {exc}", err=True)
-        return 2
-    except (ApiError, OAuthError, httpx2.HTTPError) as exc:
+        return Exit.USAGE
+    except ApiError as exc:
         say(f"kafka-purge: {exc}", err=True)
-        return 1
-
-
-def command_delete(args: argparse.Namespace) -> int:
-    return run_client_command(_delete, args)
-
-
-def command_preview(args: argparse.Namespace) -> int:
-    return run_client_command(_delete, args)
-
-
-def command_status(args: argparse.Namespace) -> int:
-    return run_client_command(_status, args)
-
-
-def command_evidence(args: argparse.Namespace) -> int:
-    return run_client_command(_evidence, args)
-
-
-def _delete(args: argparse.Namespace) -> int:
-    body = _body(args)
-    with api_client(args) as client:
-        if body["dry_run"]:
-            return _print_preview(args, answer_json(client.post("/v1/deletions", json=body), 200))
-        deletion = answer_json(client.post("/v1/deletions", json=body), 202)
-        if args.output == "text":
-            say(f"deletion {deletion['id']} accepted: {deletion['partition_count']} partition(s)")
-        if not args.wait:
-            if args.output == "json":
-                say(json.dumps(deletion, indent=2))
-            return 0
-        deletion = _wait(client, deletion["id"], quiet=args.output == "json")
-        return _print_deletion(args, client, deletion)
-
-
-def _wait(client: httpx2.Client, deletion_id: str, *, quiet: bool) -> dict[str, Any]:
-    progress = None if quiet else Progress()
-    try:
-        while True:
-            deletion: dict[str, Any] = answer_json(client.get(f"/v1/deletions/{deletion_id}"), 200)
-            if progress:
-                progress.show(deletion)
-            if deletion["status"] in TERMINAL:
-                return deletion
-            time.sleep(POLL_INTERVAL_S)
-    finally:
-        if progress:
-            progress.close()
-
-
-def _all_partitions(client: httpx2.Client, deletion_id: str) -> list[dict[str, Any]]:
-    partitions: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        params: dict[str, Any] = {"limit": PAGE, **({"cursor": cursor} if cursor else {})}
-        page = answer_json(client.get(f"/v1/deletions/{deletion_id}/partitions", params=params), 200)
-        partitions.extend(page["items"])
-        if not (cursor := page.get("next_cursor")):
-            return partitions
-
-
-def _print_deletion(args: argparse.Namespace, client: httpx2.Client, deletion: dict[str, Any]) -> int:
-    deletion["partitions"] = _all_partitions(client, deletion["id"])
-    deletion.pop("partitions_next", None)
-    if args.output == "json":
-        say(json.dumps(deletion, indent=2))
-    else:
-        say(f"deletion {deletion['id']} on {deletion['cluster']}: {deletion['status']}")
-        table(PARTITION_HEADERS, partition_rows(deletion["partitions"]))
-    return 1 if deletion["status"] in FAILED else 0
-
-
-def _status(args: argparse.Namespace) -> int:
-    with api_client(args) as client:
-        return _print_deletion(args, client, answer_json(client.get(f"/v1/deletions/{args.id}"), 200))
-
-
-def _print_preview(args: argparse.Namespace, preview: dict[str, Any]) -> int:
-    if args.output == "json":
-        say(json.dumps(preview, indent=2))
-        return 0
-    say(f"preview on {preview['cluster']}: {preview['records_deleted']} record(s) would be deleted")
-    rows = [
-        [
-            p["topic"],
-            p["partition"],
-            p["resolved_offset"],
-            p["log_start_offset"],
-            p["high_watermark"],
-            p["records_deleted"],
-            p["predicted_outcome"],
-            ", ".join(f"{g['group']}:{g['unread_records']}" for g in p["unconsumed_groups"]),
-        ]
-        for p in preview["partitions"]
-    ]
-    table(
-        ("TOPIC", "PARTITION", "OFFSET", "LOG_START", "HIGH_WATERMARK", "DELETED", "OUTCOME", "UNREAD"), rows
-    )
-    for group in preview["unconsumed_groups"]:
-        active = "active" if group["has_active_members"] else "no active members"
-        say(
-            f"group {group['group']} ({group['state']}, {active}): {group['unread_records']} unread record(s)"
-        )
-    for p in preview["partitions"]:
-        checked = (p.get("cut_time") or {}).get("timestamps") or {}
-        if checked.get("out_of_order"):
-            say(
-                f"warning: {p['topic']}-{p['partition']}: timestamps around the cut are out of order "
-                f"({checked['newer_below_cut']} newer below, {checked['older_at_or_after_cut']} older above)"
-            )
-    for refusal in preview["refusals"]:
-        say(f"would be refused: {refusal}")
-    return 0
-
-
-def _evidence(args: argparse.Namespace) -> int:
-    with api_client(args) as client:
-        evidence = answer_json(client.get(f"/v1/deletions/{args.id}/evidence"), 200)
-    if args.output == "json":
-        say(json.dumps(evidence, indent=2))
-    else:
-        rows = [
-            [p["topic"], p["partition"], p["resolved_offset"], p["log_start_offset"], p["verdict"]]
-            for p in evidence["partitions"]
-        ]
-        table(("TOPIC", "PARTITION", "OFFSET", "LOG_START", "VERDICT"), rows)
-        if event := evidence["requested_event"]:
-            say(f"requested: audit event {event['event_id']} hash {event['hash']}")
-        say(evidence["note"])
-    return 0 if all(p["verdict"] == "deleted" for p in evidence["partitions"]) else 1
+        return exc.exit
+    except httpx2.TransportError as exc:
+        url = _request_url(exc) or args.url
+        say(f"kafka-purge: {_unreachable(url, exc, '--url or PURGE_URL')}", err=True)
+        return Exit.UNEXPECTED
+    except (OAuthError, httpx2.HTTPError) as exc:
+        say(f"kafka-purge: {args.url}: {exc}", err=True)
+        return Exit.UNEXPECTED

@@ -1,105 +1,50 @@
-"""The real ``kafka-purge`` client commands (subprocesses) against the real service process and an
-emulator process: offset JSON files as Kafka documents them, --topic/--to, preview, status, evidence."""
+"""The real ``kafka-purge`` client commands (subprocesses, no terminal) against the real service process
+and an emulator process: offset JSON files as Kafka documents them, ``TOPIC -p -o`` as rpk takes them,
+preview, status, evidence, and errors that name the URL and end with the documented exit codes."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from helpers.demo_processes import (
-    ROOT,
-    get_or_none,
-    kafka_purge,
-    produce_records,
-    purge_env,
-    running,
-    service_url,
-    wait_until,
-)
+from helpers.cli import Service, cli_env, cli_service, run_cli, token
+
+from app.cli.exits import Exit
 
 KAFKA_DOC_EXAMPLE = '{"partitions":\n  [{"topic": "foo", "partition": 1, "offset": 1}],\n "version":1\n}\n'
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    tmp = tmp_path_factory.mktemp("cli")
-    topology = tmp / "topology.yaml"
-    topics = [
-        {"name": "foo", "partitions": 2},
-        {"name": "events", "partitions": 3},
-        {"name": "bad", "partitions": 1},
-    ]
-    topology.write_text(json.dumps({"topics": topics}), encoding="utf-8")
-    emulator_cmd = [sys.executable, "-m", "kafka_emulator", "--brokers", "3", "--config", str(topology)]
-    with running(emulator_cmd, {**os.environ, "PYTHONPATH": str(ROOT)}, tmp) as emulator:
-        bootstrap = json.loads(emulator.wait_for_line(r"^\{.*\"bootstrap\".*\}$").group(0))["bootstrap"]
-        for topic, partitions in (("foo", 2), ("events", 3), ("bad", 1)):
-            produce_records(bootstrap, topic, partitions, 10)
-        env = purge_env(tmp, PURGE_CLUSTERS=json.dumps({"demo": {"bootstrap_servers": bootstrap}}))
-        with running(kafka_purge("serve", "--port", "0"), env, tmp) as process:
-            url = service_url(process)
-            wait_until(lambda: get_or_none(f"{url}/healthz"))
-            yield {"url": url, "dir": str(tmp)}
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    with cli_service(tmp_path_factory.mktemp("cli"), {"foo": 2, "events": 3, "bad": 1}) as running:
+        yield running
 
 
-def cli(service: dict[str, str], *args: str, token: bool = False) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
-    env.update(PYTHONPATH=str(ROOT), PURGE_URL=service["url"])
-    if token:
-        grant = httpx.post(
-            f"{service['url']}/oauth/token",
-            data={"grant_type": "client_credentials"},
-            auth=("admin", "admin-secret"),
-        )
-        env["PURGE_TOKEN"] = grant.json()["access_token"]
-    else:
-        env.update(PURGE_CLIENT_ID="admin", PURGE_CLIENT_SECRET="admin-secret")
-    command = [sys.executable, "-m", "app", *args]
-    return subprocess.run(command, env=env, cwd=service["dir"], capture_output=True, text=True, timeout=60)
-
-
-def write(service: dict[str, str], name: str, text: str) -> str:
-    path = Path(service["dir"]) / name
+def write(service: Service, name: str, text: str) -> str:
+    path = service.dir / name
     path.write_text(text, encoding="utf-8")
     return str(path)
 
 
-def test_kafka_documentation_example_is_deleted_and_followed(service: dict[str, str]) -> None:
+def test_kafka_documentation_example_is_deleted_and_followed(service: Service) -> None:
     path = write(service, "doc.json", KAFKA_DOC_EXAMPLE)
-    result = cli(
-        service, "delete", "--cluster", "demo", "--offset-json-file", path, "--reason", "doc", "--wait"
-    )
-    assert result.returncode == 0, result.stderr
-    assert "succeeded" in result.stdout
-    assert "foo    1          1       succeeded  1" in result.stdout
+    result = run_cli(service, "delete", "--offset-json-file", path, "--reason", "doc", "--wait", "--yes")
+    assert result.returncode == Exit.OK, result.stderr
+    assert re.search(r"^foo +1 +1 +succeeded +1$", result.stdout, re.MULTILINE), result.stdout
     # Not a terminal: progress comes as plain lines, not a redrawn bar.
     assert "\r" not in result.stderr
+    assert "\x1b" not in result.stderr + result.stdout
     assert "1/1 partitions done" in result.stderr
 
 
-def test_version_may_be_omitted_and_unknown_fields_are_ignored(service: dict[str, str]) -> None:
+def test_version_may_be_omitted_and_unknown_fields_are_ignored(service: Service) -> None:
     text = '{"partitions": [{"topic": "foo", "partition": 0, "offset": 2, "comment": "x"}], "extra": true}'
     path = write(service, "noversion.json", text)
-    result = cli(
-        service,
-        "delete",
-        "--cluster",
-        "demo",
-        "--offset-json-file",
-        path,
-        "--reason",
-        "r",
-        "--output",
-        "json",
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_cli(service, "delete", "-f", path, "--reason", "r", "--format", "json", "--no-confirm")
+    assert result.returncode == Exit.OK, result.stderr
     deletion = json.loads(result.stdout)
     assert [(p["topic"], p["partition"], p["resolved_offset"]) for p in deletion["partitions"]] == [
         ("foo", 0, 2)
@@ -119,86 +64,139 @@ def test_version_may_be_omitted_and_unknown_fields_are_ignored(service: dict[str
         ('{"partitions": [{"topic": "foo", "partition": "1", "offset": 1}]}', "partition must be an integer"),
     ],
 )
-def test_invalid_offset_files_are_refused_before_sending(
-    service: dict[str, str], text: str, message: str
-) -> None:
+def test_invalid_offset_files_are_refused_before_sending(service: Service, text: str, message: str) -> None:
     path = write(service, "bad.json", text)
-    result = cli(
-        service, "delete", "--cluster", "demo", "--offset-json-file", path, "--reason", "r", token=True
-    )
-    assert result.returncode == 2
+    env = cli_env(service, PURGE_TOKEN=token(service))
+    result = run_cli(service, "delete", "--file", path, "--reason", "r", "--yes", env=env)
+    assert result.returncode == Exit.USAGE
     assert message in result.stderr
 
 
-def test_topic_preview_then_status_of_a_failed_partition_and_evidence(service: dict[str, str]) -> None:
-    preview = cli(
-        service, "preview", "--cluster", "demo", "--topic", "events", "--to", "end", "--reason", "p"
-    )
-    assert preview.returncode == 0, preview.stderr
-    assert "30 record(s) would be deleted" in preview.stdout
-    as_json = cli(
+def test_a_missing_input_file_is_one_line_and_a_usage_error(service: Service) -> None:
+    missing = str(service.dir / "nowhere.json")
+    result = run_cli(service, "delete", "--file", missing, "--reason", "r", "--yes")
+    assert result.returncode == Exit.USAGE
+    assert result.stderr == f"kafka-purge: offset JSON file {missing} does not exist\n"
+    no_checkpoint = run_cli(service, "audit", "verify", "--checkpoint", missing)
+    assert no_checkpoint.returncode == Exit.USAGE
+    assert "Errno" not in no_checkpoint.stderr
+
+
+def test_preview_needs_no_reason_and_says_what_would_happen(service: Service) -> None:
+    preview = run_cli(service, "preview", "events", "-o", "end")
+    assert preview.returncode == Exit.OK, preview.stderr
+    assert "This deletes 30 record(s) from 3 partition(s) of events on cluster demo." in preview.stdout
+    assert "No consumer group has unread records among them." in preview.stdout
+    assert "Preview only: nothing was deleted." in preview.stdout
+    assert "OUTCOME" not in preview.stdout
+    assert "NONE" not in preview.stdout
+    assert re.search(r"^events +0 +10 +0 +10 +10 +delete$", preview.stdout, re.MULTILINE), preview.stdout
+    beyond = run_cli(service, "preview", "bad", "-p", "0", "-o", "99")
+    assert re.search(r"^bad +0 +99 .* fail: OFFSET_OUT_OF_RANGE$", beyond.stdout, re.MULTILINE), beyond.stdout
+
+    as_json = run_cli(
         service,
         "delete",
-        "--cluster",
-        "demo",
-        "--topic",
         "events",
-        "--to",
+        "-o",
         "@2999-01-01T00:00:00Z",
         "--reason",
         "p",
         "--dry-run",
-        "--output",
+        "--format",
         "json",
     )
     parsed: dict[str, Any] = json.loads(as_json.stdout)
     assert [p["resolved_offset"] for p in parsed["partitions"]] == [10, 10, 10]
     assert all(p["cut_time"]["record_found"] is False for p in parsed["partitions"])
+    in_ms = run_cli(service, "preview", "events", "-p", "0,2", "-o", "@0", "--format", "json")
+    assert [(p["partition"], p["records_deleted"]) for p in json.loads(in_ms.stdout)["partitions"]] == [
+        (0, 0),
+        (2, 0),
+    ]
 
-    failing = cli(
-        service,
-        "delete",
-        "--cluster",
-        "demo",
-        "--topic",
-        "bad",
-        "--partition",
-        "0",
-        "--to",
-        "99",
-        "--reason",
-        "beyond the end",
-        "--wait",
-    )
-    assert failing.returncode == 1
+
+def test_without_a_terminal_delete_needs_yes(service: Service) -> None:
+    result = run_cli(service, "delete", "events", "-o", "end", "--reason", "r")
+    assert result.returncode == Exit.USAGE
+    assert "stdin is not a TTY" in result.stderr
+    assert "--yes" in result.stderr
+    listed = run_cli(service, "list", "--topic", "events", "--format", "json")
+    assert json.loads(listed.stdout) == []
+
+
+def test_a_partition_beyond_the_end_fails_or_is_refused(service: Service) -> None:
+    failing = run_cli(service, "delete", "bad", "-p", "0", "-o", "99", "--reason", "beyond", "--wait", "-y")
+    if failing.returncode == Exit.REFUSED:  # checked against the high watermark when accepted
+        assert "answered 422" in failing.stderr
+        assert "bad" in failing.stderr
+        return
+    assert failing.returncode == Exit.FAILED, failing.stderr
     assert "OFFSET_OUT_OF_RANGE" in failing.stdout
     deletion_id = failing.stdout.split()[1]
-    status = cli(service, "status", deletion_id, "--output", "json")
-    assert status.returncode == 1
+    status = run_cli(service, "status", deletion_id, "--format", "json")
+    assert status.returncode == Exit.FAILED
     assert json.loads(status.stdout)["partitions"][0]["status"] == "failed"
-    evidence = cli(service, "evidence", deletion_id, "--output", "json")
-    assert evidence.returncode == 1
+    evidence = run_cli(service, "evidence", deletion_id, "--format", "json")
+    assert evidence.returncode == Exit.FAILED
     assert json.loads(evidence.stdout)["partitions"][0]["verdict"] == "not_deleted"
 
 
-def test_missing_credentials_and_api_refusals_exit_non_zero(service: dict[str, str]) -> None:
-    env_less = subprocess.run(
-        [sys.executable, "-m", "app", "status", "x", "--url", service["url"]],
-        env={**{k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert env_less.returncode == 2
+def test_secrets_come_from_files(service: Service) -> None:
+    env = {k: v for k, v in cli_env(service).items() if k not in ("PURGE_CLIENT_SECRET",)}
+    secret_file = write(service, "secret", "admin-secret\n")
+    by_secret = run_cli(service, "list", "--client-secret-file", secret_file, env=env)
+    assert by_secret.returncode == Exit.OK, by_secret.stderr
+    env.pop("PURGE_CLIENT_ID")
+    token_file = write(service, "token", token(service))
+    assert run_cli(service, "list", env={**env, "PURGE_TOKEN_FILE": token_file}).returncode == Exit.OK
+
+
+def test_errors_name_the_url_and_say_what_to_do(service: Service) -> None:
+    no_credentials = {k: v for k, v in cli_env(service).items() if k not in ("PURGE_CLIENT_ID",)}
+    env_less = run_cli(service, "status", "x", env=no_credentials)
+    assert env_less.returncode == Exit.USAGE
     assert "PURGE_TOKEN" in env_less.stderr
-    unknown = cli(service, "status", "no-such-deletion")
-    assert unknown.returncode == 1
-    assert "HTTP 404" in unknown.stderr
-    assert unknown.stderr.count("\n") == 1, "one line, no library warning"
-    wrong_secret = cli(service, "status", "x", "--client-secret", "wrong")
-    assert wrong_secret.returncode == 1
-    assert "token request refused: invalid_client: client authentication failed" in wrong_secret.stderr
-    no_issuer = cli(service, "status", "x", "--token-url", "http://127.0.0.1:9/token")
-    assert no_issuer.returncode == 1
-    assert "kafka-purge: " in no_issuer.stderr
-    assert "Traceback" not in no_issuer.stderr
+
+    unknown = run_cli(service, "status", "no-such-deletion")
+    assert unknown.returncode == Exit.REFUSED
+    assert f"GET {service.url}/v1/deletions/no-such-deletion answered 404" in unknown.stderr
+    assert "check the id" in unknown.stderr
+    assert unknown.stderr.count("\n") == 2, "the error and what to do; no library warning"
+
+    invalid = run_cli(service, "preview", "events", "-o", "end", "--timeout-ms", "0")
+    assert invalid.returncode == Exit.REFUSED
+    assert f"POST {service.url}/v1/deletions answered 422" in invalid.stderr
+    assert "  /timeout_ms: " in invalid.stderr
+
+    wrong_secret = run_cli(service, "status", "x", env=cli_env(service, PURGE_CLIENT_SECRET="wrong"))
+    assert wrong_secret.returncode == Exit.REFUSED
+    assert f"token request to {service.url}/oauth/token refused: invalid_client" in wrong_secret.stderr
+
+    no_issuer = run_cli(service, "status", "x", "--token-url", "http://127.0.0.1:9/token")
+    assert no_issuer.returncode == Exit.UNEXPECTED
+    assert "cannot reach http://127.0.0.1:9/token" in no_issuer.stderr
+    no_service = run_cli(
+        service, "list", "--url", "http://127.0.0.1:9", env=cli_env(service, PURGE_TOKEN="t")
+    )
+    assert no_service.returncode == Exit.UNEXPECTED
+    assert "cannot reach http://127.0.0.1:9/v1/deletions" in no_service.stderr
+    assert "is the service running there?" in no_service.stderr
+    for result in (no_issuer, no_service, wrong_secret, invalid, unknown):
+        assert "Traceback" not in result.stderr
+
+
+def test_help_lists_the_environment_and_exit_codes(service: Service) -> None:
+    for command in ((), ("delete",), ("acl", "add")):
+        shown = run_cli(service, *command, "--help")
+        assert shown.returncode == Exit.OK
+        for variable in (
+            "PURGE_URL",
+            "PURGE_TOKEN",
+            "PURGE_TOKEN_FILE",
+            "PURGE_CLIENT_ID",
+            "PURGE_CLIENT_SECRET",
+        ):
+            assert variable in shown.stdout
+        assert "exit codes:" in shown.stdout
+        assert "4    partially failed" in shown.stdout
