@@ -125,14 +125,18 @@ def test_without_a_terminal_delete_needs_yes(service: Service) -> None:
     assert json.loads(listed.stdout) == []
 
 
-def test_a_partition_beyond_the_end_fails_or_is_refused(service: Service) -> None:
-    failing = run_cli(service, "delete", "bad", "-p", "0", "-o", "99", "--reason", "beyond", "--wait", "-y")
-    if failing.returncode == Exit.REFUSED:  # checked against the high watermark when accepted
-        assert "answered 422" in failing.stderr
-        assert "bad" in failing.stderr
-        return
+def test_an_offset_beyond_the_end_is_refused_naming_the_high_watermark(service: Service) -> None:
+    refused = run_cli(service, "delete", "bad", "-p", "0", "-o", "99", "--reason", "beyond", "--wait", "-y")
+    assert refused.returncode == Exit.REFUSED, refused.stderr
+    assert "answered 422" in refused.stderr
+    assert "offset 99 is above the high watermark 10 of bad-0" in refused.stderr
+
+
+def test_a_failed_partition_shows_in_status_and_evidence(service: Service) -> None:
+    service.fail_next_deletion("bad", 0, "POLICY_VIOLATION")
+    failing = run_cli(service, "delete", "bad", "-p", "0", "-o", "3", "--reason", "refused", "--wait", "-y")
     assert failing.returncode == Exit.FAILED, failing.stderr
-    assert "OFFSET_OUT_OF_RANGE" in failing.stdout
+    assert "POLICY_VIOLATION" in failing.stdout
     deletion_id = failing.stdout.split()[1]
     status = run_cli(service, "status", deletion_id, "--format", "json")
     assert status.returncode == Exit.FAILED

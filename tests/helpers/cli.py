@@ -41,6 +41,14 @@ class Service:
     url: str
     bootstrap: str
     dir: Path
+    control: str  # the emulator's control API
+
+    def fail_next_deletion(self, topic: str, partition: int, error: str) -> None:
+        """The leader of ``topic``-``partition`` answers its next DeleteRecords with ``error``."""
+        state = httpx.get(f"{self.control}/state").json()
+        [placement] = [p for p in state["topics"][topic]["partitions"] if p["partition"] == partition]
+        fault = {"broker": placement["leader"], "api": "DeleteRecords", "error": error, "count": 1}
+        httpx.post(f"{self.control}/faults", json=fault).raise_for_status()
 
 
 @contextmanager
@@ -55,7 +63,8 @@ def cli_service(
     topology.write_text(json.dumps({"topics": listed}), encoding="utf-8")
     emulator_cmd = [sys.executable, "-m", "kafka_emulator", "--brokers", "3", "--config", str(topology)]
     with running(emulator_cmd, {**os.environ, "PYTHONPATH": str(ROOT)}, tmp) as emulator:
-        bootstrap = json.loads(emulator.wait_for_line(r"^\{.*\"bootstrap\".*\}$").group(0))["bootstrap"]
+        ready = json.loads(emulator.wait_for_line(r"^\{.*\"bootstrap\".*\}$").group(0))
+        bootstrap = ready["bootstrap"]
         for topic, partitions in topics.items():
             produce_records(bootstrap, topic, partitions, records)
         clusters = json.dumps({"demo": {"bootstrap_servers": bootstrap}})
@@ -63,7 +72,7 @@ def cli_service(
         with running(kafka_purge("serve", "--port", "0"), env, tmp) as process:
             url = service_url(process)
             wait_until(lambda: get_or_none(f"{url}/healthz"))
-            yield Service(url=url, bootstrap=bootstrap, dir=tmp)
+            yield Service(url=url, bootstrap=bootstrap, dir=tmp, control=ready["control"])
 
 
 def token(service: Service, client: str = "admin", secret: str = "admin-secret") -> str:
