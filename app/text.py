@@ -18,6 +18,9 @@ _FORBIDDEN_IN_BODY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udf
 # A JSON text can only carry those characters as escapes (``\u0000``, ``\b``, ``\f``) or as raw DEL and
 # C1 characters (JSON refuses raw C0 itself); a body with none of these needs no walk.
 _MAYBE_FORBIDDEN_JSON = re.compile("\\\\[ubf]|[\x7f-\x9f]")
+# The same question asked of the UTF-8 bytes at memchr speed: no backslash, no DEL and no 0xC2 (the lead
+# byte of U+0080-U+00BF, the C1 set among them) means none of them (0.04 ms instead of 7 ms at 580 KB).
+_MAYBE_FORBIDDEN_BYTES = (b"\\", b"\x7f", b"\xc2")
 
 CONTROL_CHARACTER_DETAIL = "Control characters are not allowed here."
 
@@ -27,10 +30,12 @@ def has_control_character(text: str) -> bool:
     return _FORBIDDEN.search(text) is not None
 
 
-def control_character_pointer(text: str, value: Any) -> str | None:
+def control_character_pointer(body: bytes, value: Any) -> str | None:
     """The JSON pointer of the first string (member name or value) in ``value``, the parsed form of the
-    JSON ``text``, that holds a character refused in bodies; None when there is none."""
-    if _MAYBE_FORBIDDEN_JSON.search(text) is None:
+    UTF-8 JSON ``body``, that holds a character refused in bodies; None when there is none."""
+    if not any(marker in body for marker in _MAYBE_FORBIDDEN_BYTES):
+        return None
+    if _MAYBE_FORBIDDEN_JSON.search(body.decode("utf-8")) is None:
         return None
     found = _first_forbidden(value)
     if found is None:

@@ -87,7 +87,7 @@ class StrictJsonRequest(Request):
             value = await self.json()
         except (json.JSONDecodeError, ClientDisconnect):
             return
-        pointer = control_character_pointer((await self.body()).decode("utf-8"), value)
+        pointer = control_character_pointer(await self.body(), value)
         if pointer is not None:
             raise ValidationFailed(
                 "The body has invalid fields; see errors.",
