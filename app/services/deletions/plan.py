@@ -214,6 +214,22 @@ async def _plan(
     return Plan(cuts, resolved, stored, traits, times, layouts)
 
 
+def predicted_partitions(request: DeletionRequest) -> list[PlannedPartition] | None:
+    """What ``Plan.partitions`` gives for ``request`` if the cluster accepts it, known without asking
+    the cluster when every entry names a partition and a concrete offset (the offset is the cut); None
+    otherwise (``app.services.deletions.early``)."""
+    _, stored = entry_specs(request.partitions)
+    planned = []
+    new = tuple.__new__  # named tuples built in C
+    for entry, spec in zip(request.partitions, stored, strict=True):
+        partition, offset = entry.partition, entry.offset
+        if partition is None or offset is None or offset < 0:
+            return None
+        tp = new(TopicPartition, (entry.topic, partition))
+        planned.append(new(PlannedPartition, (tp, offset, offset, spec)))
+    return planned
+
+
 def refuse_untouchable(plan: Plan) -> None:
     """Compact-only and internal topics would only fail later at the broker: refuse them now."""
     if problems := _untouchable(plan):

@@ -34,7 +34,9 @@ from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFail
 from app.metrics import deletions_accepted_total, partitions_accepted_total
 from app.schemas.deletions import DeletionCreate
 from app.services.deletions.assessment import plan_deletion
+from app.services.deletions.early import EarlyInsert, stores_early
 from app.services.deletions.intake import Accepted
+from app.services.deletions.plan import predicted_partitions
 from app.services.deletions.request import DeletionRequest
 from app.services.deletions.requested import requested_details
 from app.services.runtime import Runtime
@@ -137,12 +139,23 @@ async def _submit(runtime: Runtime, fields: _Fields, *, assess_consumers: bool =
     await runtime.authorization.check_delete_topics(
         principal, request.cluster, topics, request_id=fields.request_id
     )
-    planned, overridden = await plan_deletion(runtime, request, assess_consumers=assess_consumers)
-    deletion = _new_deletion(fields, planned)
+    early = _early(runtime, fields)
     try:
-        stored = await runtime.intake.store(
-            Accepted(deletion, planned, _requested_event(fields, deletion, planned, overridden))
-        )
+        planned, overridden = await plan_deletion(runtime, request, assess_consumers=assess_consumers)
+    except BaseException:
+        if early is not None:
+            await early.abandon()
+        raise
+    stored = None
+    if early is not None:
+        deletion = early.deletion
+        stored = await early.commit(planned, _requested_event(fields, deletion, planned, overridden))
+    try:
+        if stored is None:
+            deletion = _new_deletion(fields, planned)
+            stored = await runtime.intake.store(
+                Accepted(deletion, planned, _requested_event(fields, deletion, planned, overridden))
+            )
     except IntegrityError:
         # A concurrent request with the same key won the unique constraint; answer with its deletion.
         if (winner := await _existing(runtime, principal, key)) is None:
@@ -160,6 +173,16 @@ async def _submit(runtime: Runtime, fields: _Fields, *, assess_consumers: bool =
         extra={"deletion_id": deletion.id, "cluster": request.cluster},
     )
     return Submission(stored.deletion, replayed=False, planned=planned)
+
+
+def _early(runtime: Runtime, fields: _Fields) -> EarlyInsert | None:
+    """A large deletion of concrete offsets starts storing while its checks ask the cluster."""
+    if not stores_early(runtime.sessionmaker, len(fields.request.partitions)):
+        return None
+    predicted = predicted_partitions(fields.request)
+    if predicted is None:
+        return None
+    return EarlyInsert(runtime.sessionmaker, runtime.executor, _new_deletion(fields, predicted), predicted)
 
 
 @dataclass
