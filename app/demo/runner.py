@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import signal
 import socket
@@ -99,19 +100,24 @@ async def run_demo(host: str, port: int, data_dir: Path) -> int:
 async def prepare(
     emulator: EmulatorProcess, database: Path, public_url: str, members: list[GroupMember]
 ) -> Settings:
-    """Starts the cluster, then writes its records, commits the groups' positions (a joined live member
-    is added to ``members``) and migrates the database, side by side."""
+    """Starts the cluster, then writes its records and commits the groups' positions (a joined live
+    member is added to ``members``) side by side, and migrates the database."""
     from app.adapters.db.migrate import upgrade
 
+    # The service's modules take seconds to import: a thread imports them while the emulator (its own
+    # process) starts and the data is written. The migrations wait for it, since they import the models
+    # too (two threads importing the same modules can each get the other's half-imported one).
+    importing = asyncio.create_task(asyncio.to_thread(importlib.import_module, "app.main"))
     await emulator.start()
     settings = demo_settings(emulator.bootstrap, database, public_url)
 
     async def groups() -> None:
+        # The demo's own consumers joining their groups: a dozen lines that say nothing to an operator.
+        logging.getLogger("aiokafka.consumer").setLevel(max(logging.WARNING, logging.getLogger().level))
         members.extend(await start_demo_groups(emulator.bootstrap))
 
-    count, _, _ = await asyncio.gather(
-        produce_demo_records(emulator.bootstrap), groups(), upgrade(settings.database.url)
-    )
+    count, _, _ = await asyncio.gather(produce_demo_records(emulator.bootstrap), groups(), importing)
+    await upgrade(settings.database.url)
     log.info("demo data: %d records in the emulated cluster at %s", count, emulator.bootstrap)
     log.info(
         "the emulated brokers serve DeleteRecords v3 (the LeaderOnly KIP draft) for leader_only deletions; "
