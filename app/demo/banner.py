@@ -1,5 +1,5 @@
 """What ``kafka-purge demo`` prints once everything is up: addresses, clients, and examples that each
-change or show something in the demo's data (``tests/e2e/test_demo.py`` runs them in order)."""
+change or show something in the demo's data (``tests/e2e/test_readme_examples.py`` runs them in order)."""
 
 from __future__ import annotations
 
@@ -92,6 +92,10 @@ def examples(url: str) -> list[tuple[str, str]]:
                 spark_progress(180, batch_id=2),
                 method="PUT",
             ),
+        ),
+        (
+            f"within {POLICY_INTERVAL_SECONDS} s, every {SPARK_TOPIC} partition starts there",
+            _get(url, f"/v1/clusters/demo/topics/{SPARK_TOPIC}"),
         ),
     ]
 
