@@ -14,8 +14,8 @@ DEMO_ACLS: tuple[dict[str, str], ...] = (
         "resource_name": "orders.",
         "pattern_type": "PREFIXED",
     },
-    # ... reads them, and owns the consumer groups (and Spark queries, also GROUP resources) named orders-*:
-    # it may report a Spark query's progress and create retention policies over those consumers.
+    # It also reads its topics and owns the consumer groups named orders-* (Spark queries are GROUP
+    # resources too): it reports its Spark query's progress and creates retention policies over them.
     {
         "principal": "User:orders-team",
         "operation": "READ",
