@@ -14,6 +14,24 @@ DEMO_ACLS: tuple[dict[str, str], ...] = (
         "resource_name": "orders.",
         "pattern_type": "PREFIXED",
     },
+    # It also reads its topics and owns the consumer groups named orders-* (Spark queries are GROUP
+    # resources too): it reports its Spark query's progress and creates retention policies over them.
+    {
+        "principal": "User:orders-team",
+        "operation": "READ",
+        "permission_type": "ALLOW",
+        "resource_type": "TOPIC",
+        "resource_name": "orders.",
+        "pattern_type": "PREFIXED",
+    },
+    {
+        "principal": "User:orders-team",
+        "operation": "READ",
+        "permission_type": "ALLOW",
+        "resource_type": "GROUP",
+        "resource_name": "orders-",
+        "pattern_type": "PREFIXED",
+    },
     # Legal hold: DENY beats the PREFIXED ALLOW above, for every principal (super users excepted).
     {
         "principal": "User:*",
@@ -43,11 +61,15 @@ DEMO_ACLS: tuple[dict[str, str], ...] = (
 )
 
 
-async def create_demo_acls(base_url: str, admin: tuple[str, str], cluster: str = "demo") -> None:
-    async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
-        grant = await client.post("/oauth/token", data={"grant_type": "client_credentials"}, auth=admin)
-        grant.raise_for_status()
-        headers = {"Authorization": f"Bearer {grant.json()['access_token']}"}
-        for binding in DEMO_ACLS:
-            response = await client.post(f"/v1/clusters/{cluster}/acls", json=binding, headers=headers)
-            response.raise_for_status()
+async def bearer(client: httpx.AsyncClient, credentials: tuple[str, str]) -> dict[str, str]:
+    """The Authorization header of a dev-issuer token for the client id and secret ``credentials``."""
+    grant = await client.post("/oauth/token", data={"grant_type": "client_credentials"}, auth=credentials)
+    grant.raise_for_status()
+    return {"Authorization": f"Bearer {grant.json()['access_token']}"}
+
+
+async def create_demo_acls(client: httpx.AsyncClient, admin: dict[str, str], cluster: str = "demo") -> None:
+    """Creates ``DEMO_ACLS`` with the super user's ``admin`` headers."""
+    for binding in DEMO_ACLS:
+        response = await client.post(f"/v1/clusters/{cluster}/acls", json=binding, headers=admin)
+        response.raise_for_status()

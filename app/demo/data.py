@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,9 @@ DEMO_TOPICS = (
     DemoTopic("customers.compacted", 3, {"cleanup.policy": "compact"}),
 )
 RECORDS_PER_PARTITION = 200
+# The records of a partition span the last week, oldest first, the newest written "now": a time cut such
+# as "three days ago" lands inside every partition.
+HISTORY_SECONDS = 7 * 86400
 
 
 def write_topology(path: Path, brokers: int = 3) -> Path:
@@ -44,16 +48,26 @@ def write_topology(path: Path, brokers: int = 3) -> Path:
     return path
 
 
-async def produce_demo_records(bootstrap: str) -> int:
-    """Writes ``RECORDS_PER_PARTITION`` keyed records to every partition; returns how many."""
-    return await produce_records(bootstrap, _demo_records(), client_id="kafka-purge-demo")
+async def produce_demo_records(bootstrap: str, now_ms: int | None = None) -> int:
+    """Writes ``RECORDS_PER_PARTITION`` keyed records to every partition, with timestamps spread evenly
+    over the ``HISTORY_SECONDS`` before ``now_ms`` (default: now); returns how many."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    return await produce_records(bootstrap, _demo_records(now_ms), client_id="kafka-purge-demo")
 
 
-def _demo_records() -> Iterator[OutgoingRecord]:
+def record_timestamp_ms(n: int, now_ms: int) -> int:
+    """The timestamp of a partition's ``n``-th record: the last one at ``now_ms``, the first a week back."""
+    step_ms = HISTORY_SECONDS * 1000 // RECORDS_PER_PARTITION
+    return now_ms - (RECORDS_PER_PARTITION - 1 - n) * step_ms
+
+
+def _demo_records(now_ms: int) -> Iterator[OutgoingRecord]:
     for topic in DEMO_TOPICS:
         for partition in range(topic.partitions):
             for n in range(RECORDS_PER_PARTITION):
                 # The compacted topic reuses keys so compaction has something to do.
                 key = f"{topic.name}-{partition}-{n % 50 if 'compact' in topic.name else n}"
                 value = json.dumps({"topic": topic.name, "seq": n}).encode()
-                yield OutgoingRecord(topic.name, partition, key.encode(), value)
+                yield OutgoingRecord(
+                    topic.name, partition, key.encode(), value, record_timestamp_ms(n, now_ms)
+                )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import signal
 import socket
@@ -11,13 +12,17 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
 from pydantic import SecretStr
 
+from app.adapters.kafka.group_member import GroupMember
 from app.audit.checkpoints import generate_private_key
-from app.demo.acls import create_demo_acls
+from app.demo.acls import bearer, create_demo_acls
 from app.demo.banner import banner
 from app.demo.data import produce_demo_records, write_topology
 from app.demo.emulator import EmulatorProcess
+from app.demo.groups import start_demo_groups
+from app.demo.retention import create_demo_retention
 from app.settings import AuditSettings, ClusterSettings, DatabaseSettings, Settings
 
 log = logging.getLogger("kafka_purge.demo")
@@ -68,17 +73,18 @@ async def run_demo(host: str, port: int, data_dir: Path) -> int:
     public_url = f"http://{shown_host}:{sock.getsockname()[1]}"
     database = fresh_database(data_dir)
     emulator = EmulatorProcess(write_topology(data_dir / "demo-topology.yaml"))
+    members: list[GroupMember] = []
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        settings = await until_stopped(prepare(emulator, database, public_url), stop)
+        settings = await until_stopped(prepare(emulator, database, public_url, members), stop)
         if settings is None:
             return 130
 
         async def ready() -> None:
-            await create_demo_acls(public_url, ("admin", DEMO_CLIENTS["admin"]))
+            await set_up_through_api(public_url)
             sys.stdout.write(banner(public_url, emulator, DEMO_CLIENTS, str(database)))
             sys.stdout.flush()
 
@@ -86,23 +92,48 @@ async def run_demo(host: str, port: int, data_dir: Path) -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        await asyncio.gather(*(member.stop() for member in members), return_exceptions=True)
         await emulator.stop()
     return 0
 
 
-async def prepare(emulator: EmulatorProcess, database: Path, public_url: str) -> Settings:
+async def prepare(
+    emulator: EmulatorProcess, database: Path, public_url: str, members: list[GroupMember]
+) -> Settings:
+    """Starts the cluster, then writes its records and commits the groups' positions (a joined live
+    member is added to ``members``) side by side, and migrates the database."""
     from app.adapters.db.migrate import upgrade
 
+    # The service's modules take seconds to import: a thread imports them while the emulator (its own
+    # process) starts and the data is written. The migrations wait for it, since they import the models
+    # too (two threads importing the same modules can each get the other's half-imported one).
+    importing = asyncio.create_task(asyncio.to_thread(importlib.import_module, "app.main"))
     await emulator.start()
-    count = await produce_demo_records(emulator.bootstrap)
+    settings = demo_settings(emulator.bootstrap, database, public_url)
+
+    async def groups() -> None:
+        # The demo's own consumers joining their groups: a dozen lines that say nothing to an operator.
+        logging.getLogger("aiokafka.consumer").setLevel(max(logging.WARNING, logging.getLogger().level))
+        members.extend(await start_demo_groups(emulator.bootstrap))
+
+    count, _, _ = await asyncio.gather(produce_demo_records(emulator.bootstrap), groups(), importing)
+    await upgrade(settings.database.url)
     log.info("demo data: %d records in the emulated cluster at %s", count, emulator.bootstrap)
     log.info(
         "the emulated brokers serve DeleteRecords v3 (the LeaderOnly KIP draft) for leader_only deletions; "
         "Apache Kafka 3.9 serves v0-2"
     )
-    settings = demo_settings(emulator.bootstrap, database, public_url)
-    await upgrade(settings.database.url)
     return settings
+
+
+async def set_up_through_api(public_url: str) -> None:
+    """What the demo's users create through the API: ACLs (as admin), then the Spark consumer and the
+    retention policy (as orders-team, who then owns the policy)."""
+    async with httpx.AsyncClient(base_url=public_url, timeout=10) as client:
+        admin = await bearer(client, ("admin", DEMO_CLIENTS["admin"]))
+        await create_demo_acls(client, admin)
+        orders_team = await bearer(client, ("orders-team", DEMO_CLIENTS["orders-team"]))
+        await create_demo_retention(client, orders_team)
 
 
 async def until_stopped(work: Coroutine[Any, Any, T], stop: asyncio.Event) -> T | None:

@@ -1,14 +1,13 @@
-"""``kafka-purge demo`` as a real process: a deletion submitted like the banner's curl example succeeds
-and the emulated brokers' log start offsets move; Ctrl-C stops the service and the emulator."""
+"""``kafka-purge demo`` as a real process: its data (a week of records, a lagging and a live consumer
+group, a Spark consumer, a retention policy that has swept once), a deletion that moves the emulated
+brokers' log start offsets, the clients' permissions; Ctrl-C stops the service and the emulator."""
 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,71 +15,15 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers.demo_processes import ROOT, DemoProcess, demo_process
 
-READY_SECONDS = 60.0
-GRANT = {"grant_type": "client_credentials"}
-ROOT = Path(__file__).resolve().parents[2]
 COMMAND = [sys.executable, "-m", "app", "--log-level", "WARNING", "demo"]
 
 
-class Demo:
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.process = process
-        self.lines: list[str] = []
-        self.ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.append(line)
-            if "Press Ctrl-C" in line:
-                self.ready.set()
-        self.ready.set()
-
-    def find(self, label: str) -> str:
-        pattern = re.compile(rf"{re.escape(label)}\s+(\S+)")
-        for line in self.lines:
-            match = pattern.search(line)
-            if match:
-                return match.group(1)
-        raise AssertionError(f"{label!r} not in the banner:\n{''.join(self.lines)}")
-
-
 @pytest.fixture
-def demo(tmp_path: Path) -> Iterator[Demo]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "--log-level",
-            "WARNING",
-            "demo",
-            "--port",
-            "0",
-            "--data-dir",
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        env={**env, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    running = Demo(process)
-    try:
-        assert running.ready.wait(READY_SECONDS), "the demo did not come up"
-        assert process.poll() is None, "".join(running.lines)
-        yield running
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)  # the demo stops the service, then its emulator
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+def demo(tmp_path: Path) -> Iterator[DemoProcess]:
+    with demo_process(tmp_path) as running_demo:
+        yield running_demo
 
 
 def wait_for(check: Any, deadline_seconds: float = 30.0) -> Any:
@@ -99,28 +42,32 @@ def partition_state(control: str, topic: str, partition: int) -> dict[str, Any]:
     return found
 
 
-def test_demo_deletion_succeeds_and_moves_log_start_offsets(demo: Demo) -> None:
-    base = demo.find("API base URL:")
-    control = demo.find("Emulator control API:").removesuffix("/state")
+def bearer(client: httpx.Client, client_id: str, secret: str) -> dict[str, str]:
+    grant = client.post("/oauth/token", data={"grant_type": "client_credentials"}, auth=(client_id, secret))
+    assert grant.status_code == 200, grant.text
+    return {"Authorization": f"Bearer {grant.json()['access_token']}"}
+
+
+def test_demo_deletion_succeeds_and_moves_log_start_offsets(demo: DemoProcess) -> None:
+    base, control = demo.base_url, demo.control_url
     assert httpx.get(f"{base}/docs", timeout=5).status_code == 200
-    before = partition_state(control, "orders.eu", 1)
+    before = partition_state(control, "orders.us", 1)
     assert before["low_watermark"] == 0
 
     with httpx.Client(base_url=base, timeout=10) as client:
-        grant = client.post(
-            "/oauth/token", data={"grant_type": "client_credentials"}, auth=("orders-team", "orders-secret")
-        )
-        assert grant.status_code == 200, grant.text
-        headers = {"Authorization": f"Bearer {grant.json()['access_token']}"}
+        headers = bearer(client, "orders-team", "orders-secret")
         body = {
             "cluster": "demo",
             "partitions": [
-                {"topic": "orders.eu", "partition": 0, "offset": 100},
-                {"topic": "orders.eu", "partition": 1, "offset": -1},
+                {"topic": "orders.us", "partition": 0, "offset": 100},
+                {"topic": "orders.us", "partition": 1, "offset": -1},
             ],
-            "reason": "e2e: purge old EU orders",
+            "reason": "e2e: purge old US orders",
         }
-        created = client.post("/v1/deletions", json=body, headers=headers)
+        refused = client.post("/v1/deletions", json=body, headers=headers)
+        assert refused.status_code == 409, refused.text  # the demo's groups have not read it all
+        assert {g["group"] for g in refused.json()["groups"]} == {"orders-billing", "orders-shipping"}
+        created = client.post("/v1/deletions", json={**body, "allow_unconsumed": True}, headers=headers)
         assert created.status_code == 202, created.text
         location = created.headers["location"]
 
@@ -132,27 +79,61 @@ def test_demo_deletion_succeeds_and_moves_log_start_offsets(demo: Demo) -> None:
     assert deletion["status"] == "succeeded", deletion
     resolved = {p["partition"]: p["resolved_offset"] for p in deletion["partitions"]}
     high_watermark = before["replica_states"][str(before["leader"])]["high_watermark"]
-    assert high_watermark > 0
+    assert high_watermark == 200
     assert resolved == {0: 100, 1: high_watermark}
     for partition, offset in resolved.items():
-        state = partition_state(control, "orders.eu", partition)
+        state = partition_state(control, "orders.us", partition)
         assert state["low_watermark"] == offset
         assert all(r["log_start_offset"] == offset for r in state["replica_states"].values())
-    untouched = partition_state(control, "orders.eu", 2)
+    untouched = partition_state(control, "orders.us", 2)
     assert untouched["low_watermark"] == 0
 
 
-def test_demo_clients_have_the_announced_permissions(demo: Demo) -> None:
-    base = demo.find("API base URL:")
-    with httpx.Client(base_url=base, timeout=10) as client:
+def test_demo_has_groups_a_spark_consumer_a_policy_and_a_week_of_records(demo: DemoProcess) -> None:
+    groups = httpx.get(f"{demo.control_url}/state", timeout=5).json()["groups"]
+    assert groups["orders-billing"]["state"] == "Empty"
+    assert groups["orders-shipping"]["state"] == "Stable"
+    assert len(groups["orders-shipping"]["members"]) == 1
+    with httpx.Client(base_url=demo.base_url, timeout=10) as client:
+        headers = bearer(client, "orders-team", "orders-secret")
+        topic = client.get("/v1/clusters/demo/topics/orders.us", headers=headers).json()
+        lags = {(g["group"], g["has_active_members"]): g["total_lag"] for g in topic["groups"]}
+        assert lags == {("orders-billing", False): 150, ("orders-shipping", True): 30}
+        spark = client.get("/v1/clusters/demo/consumers/orders-enricher", headers=headers).json()
+        assert {(p["topic"], p["offset"]) for p in spark["progress"]} == {("orders.eu", 100)}
+        runs = "/v1/clusters/demo/policies/orders-eu-consumed/runs"
+        first = wait_for(lambda: client.get(runs, headers=headers).json()["items"])[-1]
+        assert first["status"] == "submitted", first
+        now_ms = int(time.time() * 1000)
+        day_ms = 86_400_000
+        cuts = {}
+        for days in (8, 3, 0):
+            preview = {
+                "cluster": "demo",
+                "partitions": [{"topic": "orders.us", "partition": 2, "before": now_ms - days * day_ms}],
+                "reason": "e2e",
+                "dry_run": True,
+            }
+            answer = client.post("/v1/deletions", json=preview, headers=headers)
+            assert answer.status_code == 200, answer.text
+            cuts[days] = answer.json()["partitions"][0]["resolved_offset"]
+    # 200 records a partition, evenly over the last 7 days: none older than 8 days, ~4/7 older than 3.
+    assert cuts[8] == 0
+    assert 110 <= cuts[3] <= 118
+    assert cuts[0] >= 199
 
-        def bearer(client_id: str, secret: str) -> dict[str, str]:
-            grant = client.post(
-                "/oauth/token", data={"grant_type": "client_credentials"}, auth=(client_id, secret)
-            )
-            return {"Authorization": f"Bearer {grant.json()['access_token']}"}
+    def orders_eu_cut_at_spark_position() -> bool:
+        return all(
+            partition_state(demo.control_url, "orders.eu", p)["low_watermark"] == 100 for p in range(6)
+        )
 
-        orders, auditor = bearer("orders-team", "orders-secret"), bearer("auditor", "auditor-secret")
+    wait_for(orders_eu_cut_at_spark_position)
+
+
+def test_demo_clients_have_the_announced_permissions(demo: DemoProcess) -> None:
+    with httpx.Client(base_url=demo.base_url, timeout=10) as client:
+        orders = bearer(client, "orders-team", "orders-secret")
+        auditor = bearer(client, "auditor", "auditor-secret")
         body = {
             "cluster": "demo",
             "partitions": [{"topic": "payments", "partition": 0, "offset": 1}],
@@ -168,7 +149,7 @@ def test_demo_clients_have_the_announced_permissions(demo: Demo) -> None:
         assert client.get("/v1/audit", headers=orders).status_code == 403
 
 
-def test_ctrl_c_stops_the_service_and_the_emulator(demo: Demo) -> None:
+def test_ctrl_c_stops_the_service_and_the_emulator(demo: DemoProcess) -> None:
     base = demo.find("API base URL:")
     control = demo.find("Emulator control API:").removesuffix("/state")
     assert httpx.get(f"{control}/state", timeout=5).status_code == 200
@@ -219,7 +200,7 @@ def test_ctrl_c_during_start_up_leaves_no_emulator_behind(tmp_path: Path, delay:
     wait_for(lambda: not processes_mentioning(str(tmp_path / "demo-topology.yaml")), 10)
 
 
-def test_a_killed_demo_takes_its_emulator_with_it(demo: Demo) -> None:
+def test_a_killed_demo_takes_its_emulator_with_it(demo: DemoProcess) -> None:
     control = demo.find("Emulator control API:").removesuffix("/state")
     assert httpx.get(f"{control}/state", timeout=5).status_code == 200
     demo.process.kill()  # no chance to clean up: the emulator must still go

@@ -14,6 +14,8 @@ class OutgoingRecord:
     partition: int
     key: bytes
     value: bytes
+    # The record's CreateTime in epoch ms; None: the producer's clock when it is sent.
+    timestamp_ms: int | None = None
 
 
 async def produce_records(bootstrap: str, records: Iterable[OutgoingRecord], client_id: str) -> int:
@@ -22,7 +24,13 @@ async def produce_records(bootstrap: str, records: Iterable[OutgoingRecord], cli
     await producer.start()
     try:
         pending = [
-            await producer.send(record.topic, record.value, key=record.key, partition=record.partition)
+            await producer.send(
+                record.topic,
+                record.value,
+                key=record.key,
+                partition=record.partition,
+                timestamp_ms=record.timestamp_ms,
+            )
             for record in records
         ]
         for future in pending:
