@@ -30,8 +30,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 
 from app.settings import LimitSettings
 
+# The type is the page app.api.problem_pages serves for this slug.
 _TIMEOUT_BODY = json.dumps(
-    {"type": "urn:kafka-purge:problem:request-timeout", "title": "Request Timeout", "status": 408}
+    {"type": "/problems/request-timeout", "title": "Request Timeout", "status": 408}
 ).encode()
 REQUEST_TIMEOUT = b"".join(
     [
