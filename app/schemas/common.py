@@ -14,19 +14,26 @@ class ProblemFieldError(BaseModel):
     in_: str | None = Field(
         default=None, alias="in", description="Where the parameter is: query, path, header"
     )
-    detail: str
+    detail: str = Field(description="What is wrong there")
 
 
 class Problem(BaseModel):
     """RFC 9457 problem details."""
 
-    type: str
-    title: str
-    status: int
-    detail: str | None = None
-    instance: str | None = None
-    request_id: str | None = None
-    errors: list[ProblemFieldError] | None = None
+    type: str = Field(
+        description="The problem type: the relative URL /problems/<slug> of a page that explains it and "
+        "says what to do"
+    )
+    title: str = Field(description="The problem type's short summary, the same for every occurrence")
+    status: int = Field(description="The HTTP status code")
+    detail: str | None = Field(default=None, description="What happened to this request")
+    instance: str | None = Field(default=None, description="The request's path")
+    request_id: str | None = Field(
+        default=None, description="The request's X-Request-ID: quote it to find the request in the logs"
+    )
+    errors: list[ProblemFieldError] | None = Field(
+        default=None, description="For 422: each invalid field or parameter (at most 50)"
+    )
 
 
 _DESCRIPTIONS = {

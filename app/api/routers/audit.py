@@ -16,12 +16,14 @@ from app.auth import PrincipalDep
 from app.errors import FieldError, PurgeError, ValidationFailed
 from app.schemas.audit import (
     CHECKPOINT_MAX_LENGTH,
+    ActionQuery,
     AuditEventRead,
     AuditKeysRead,
     AuditPage,
     AuditVerifyCreate,
     AuditVerifyRead,
-    Rfc3339Time,
+    SinceQuery,
+    UntilQuery,
 )
 from app.schemas.common import PageLimit, problem_responses
 from app.services import audit
@@ -43,10 +45,12 @@ CheckpointQuery = Annotated[
 async def list_audit_events(
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    since: Rfc3339Time | None = None,
-    until: Rfc3339Time | None = None,
-    action: Annotated[str | None, Query(max_length=64)] = None,
-    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    since: SinceQuery = None,
+    until: UntilQuery = None,
+    action: ActionQuery = None,
+    cursor: Annotated[
+        str | None, Query(min_length=1, max_length=512, description="The next_cursor of the previous page")
+    ] = None,
     limit: PageLimit = None,
 ) -> AuditPage:
     """List audit events oldest first (chain order), optionally between two times or by action."""

@@ -89,10 +89,14 @@ async def create_deletion(
 async def list_deletions(
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    status: DeletionStatus | None = None,
-    topic: TopicName | None = None,
-    cluster: Annotated[str | None, Query(max_length=255)] = None,
-    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    status: Annotated[DeletionStatus | None, Query(description="Only deletions in this status")] = None,
+    topic: Annotated[TopicName | None, Query(description="Only deletions touching this topic")] = None,
+    cluster: Annotated[
+        str | None, Query(max_length=255, description="Only deletions on this cluster")
+    ] = None,
+    cursor: Annotated[
+        str | None, Query(min_length=1, max_length=512, description="The next_cursor of the previous page")
+    ] = None,
     limit: PageLimit = None,
 ) -> DeletionPage:
     """List deletions, newest first, with an opaque cursor."""

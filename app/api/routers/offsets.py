@@ -23,8 +23,8 @@ router = APIRouter(tags=["offsets"])
     responses=problem_responses(401, 403, 404, 422, 503),
 )
 async def topic_offsets(
-    cluster: Annotated[str, Path(max_length=255)],
-    topic: Annotated[TopicName, Path()],
+    cluster: Annotated[str, Path(max_length=255, description="A configured cluster's name")],
+    topic: Annotated[TopicName, Path(description="The topic")],
     principal: PrincipalDep,
     runtime: RuntimeDep,
     request_id: RequestIdDep,
@@ -39,7 +39,9 @@ async def topic_offsets(
     responses=problem_responses(401, 404, 422),
 )
 async def deletion_evidence(
-    deletion_id: Annotated[str, Path(max_length=64)], principal: PrincipalDep, runtime: RuntimeDep
+    deletion_id: Annotated[str, Path(max_length=64, description="The deletion's id")],
+    principal: PrincipalDep,
+    runtime: RuntimeDep,
 ) -> DeletionEvidence:
     """Whether each partition's records are gone now (the leader's log start offset), with audit anchors."""
     return await inspection.deletion_evidence(runtime, principal, deletion_id)

@@ -27,7 +27,9 @@ from app.services.retention.policies import policy_read
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/policies", tags=["policies"], route_class=StrictJsonRoute)
 
-PolicyPath = Annotated[str, Path(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._-]+$")]
+PolicyPath = Annotated[
+    str, Path(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._-]+$", description="The policy's name")
+]
 
 
 def _wake(request: Request) -> None:
@@ -110,8 +112,12 @@ async def list_policy_runs(
     name: PolicyPath,
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    cursor: Annotated[
+        str | None, Query(max_length=512, description="The next_cursor of the previous page")
+    ] = None,
+    limit: Annotated[
+        int | None, Query(ge=1, description="Page size (default and maximum from settings)")
+    ] = None,
 ) -> PolicyRunPage:
     """The policy's sweeps, newest first: what was planned, what was skipped and why, the deletion made.
     Visible to whoever may see the policy."""
