@@ -12,8 +12,8 @@ from html import escape
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from app.api.problem_types import PROBLEM_TYPES, PROBLEMS_PATH, ProblemType
-from app.errors import NotFound
+from app.api.problem_types import PROBLEM_TYPES, ProblemType
+from app.errors import PROBLEMS_PATH, NotFound
 
 router = APIRouter(include_in_schema=False)
 JSON_TYPES = ("application/json", "application/problem+json")

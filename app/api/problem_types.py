@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PROBLEMS_PATH = "/problems"
+from app.errors import type_url
 
 
 @dataclass(frozen=True)
@@ -22,12 +22,7 @@ class ProblemType:
 
     @property
     def url(self) -> str:
-        return f"{PROBLEMS_PATH}/{self.slug}"
-
-
-def type_url(slug: str) -> str:
-    """The ``type`` member of a problem with this slug."""
-    return f"{PROBLEMS_PATH}/{slug}"
+        return type_url(self.slug)
 
 
 _TYPES = (

@@ -18,26 +18,14 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
-from app.api.problem_types import PROBLEM_TYPES, type_url
-from app.errors import FieldError, PurgeError, ValidationFailed
+from app.api.problem_types import PROBLEM_TYPES
+from app.errors import FieldError, PurgeError, ValidationFailed, type_url
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 MAX_ERRORS = 50
 RETRY_AFTER_SECONDS = "5"
 
 log = logging.getLogger("app.api")
-
-
-class UnsupportedMediaType(PurgeError):
-    status = 415
-    slug = "unsupported-media-type"
-    title = "Unsupported media type"
-
-
-class MalformedRequest(PurgeError):
-    status = 400
-    slug = "malformed-request"
-    title = "Malformed request"
 
 
 def request_id_of(scope: MutableMapping[str, Any]) -> str | None:

@@ -92,21 +92,7 @@ class PartitionOffset(BaseModel):
 class DeletionCreate(BaseModel):
     """A request to delete the records before ``offset`` in each listed partition."""
 
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "cluster": "demo",
-                    "partitions": [{"topic": "orders", "partition": 0, "offset": 1200}],
-                    "leader_only": False,
-                    "timeout_ms": 30000,
-                    "reason": "GDPR erasure request #4711",
-                }
-            ]
-        },
-    )
+    model_config = ConfigDict(strict=True, extra="forbid")
 
     cluster: ClusterName = Field(
         description="A configured cluster's name (PURGE_CLUSTERS); the demo's is demo"

@@ -96,20 +96,7 @@ class ConsumerPage(BaseModel):
 class ProgressReport(BaseModel):
     """A committed batch's end offsets (the next offset to read per partition), as Spark reports them."""
 
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "query_id": "b99e0765",
-                    "run_id": "785dac2b",
-                    "batch_id": 7,
-                    "offsets": {"inter.orders": {"0": 200}},
-                }
-            ]
-        },
-    )
+    model_config = ConfigDict(strict=True, extra="forbid")
 
     query_id: QueryId = Field(description="The Spark query's id (StreamingQueryProgress.id)")
     run_id: QueryId = Field(description="The Spark query's run id (StreamingQueryProgress.runId)")
@@ -195,22 +182,7 @@ UNCHANGED = "Omitted: unchanged. "
 
 
 class PolicyCreate(BaseModel):
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "name": "intermediate",
-                    "topics": {"prefix": "intermediate."},
-                    "consumers": {"groups": ["billing"], "spark": ["enricher"]},
-                    "min_age_seconds": 600,
-                    "min_records": 1000,
-                    "interval_seconds": 300,
-                }
-            ]
-        },
-    )
+    model_config = ConfigDict(strict=True, extra="forbid")
 
     name: PolicyName = Field(description="The policy's name, unique in the cluster")
     topics: TopicSelection = Field(description=TOPICS_HELP)

@@ -28,11 +28,11 @@ import json
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
+from app.errors import type_url
 from app.settings import LimitSettings
 
-# The type is the page app.api.problem_pages serves for this slug.
 _TIMEOUT_BODY = json.dumps(
-    {"type": "/problems/request-timeout", "title": "Request Timeout", "status": 408}
+    {"type": type_url("request-timeout"), "title": "Request Timeout", "status": 408}
 ).encode()
 REQUEST_TIMEOUT = b"".join(
     [

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Body, Query
 
 from app.api.deps import RuntimeDep
+from app.api.examples import VERIFY_EXAMPLES
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
 from app.api.problems import invalid_parameter
 from app.api.strict_json import StrictJsonRoute
@@ -84,7 +85,9 @@ async def verify_audit_chain(
 
 @router.post("/verify", response_model=AuditVerifyRead, responses=problem_responses(401, 409, 415, 422))
 async def verify_audit_chain_against(
-    body: AuditVerifyCreate, principal: PrincipalDep, runtime: RuntimeDep
+    body: Annotated[AuditVerifyCreate, Body(openapi_examples=VERIFY_EXAMPLES)],
+    principal: PrincipalDep,
+    runtime: RuntimeDep,
 ) -> AuditVerifyRead:
     """Verify the audit trail against a checkpoint kept outside the database, as well as the stored ones."""
     malformed = ValidationFailed(MALFORMED, errors=[FieldError("#/checkpoint", MALFORMED)])

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from app.api.deps import RequestIdDep, RuntimeDep
+from app.api.examples import CLUSTER_EXAMPLES, TOPIC_EXAMPLES
 from app.auth import PrincipalDep
 from app.schemas.common import problem_responses
 from app.schemas.deletions import TopicName
@@ -23,8 +24,11 @@ router = APIRouter(tags=["offsets"])
     responses=problem_responses(401, 403, 404, 422, 503),
 )
 async def topic_offsets(
-    cluster: Annotated[str, Path(max_length=255, description="A configured cluster's name")],
-    topic: Annotated[TopicName, Path(description="The topic")],
+    cluster: Annotated[
+        str,
+        Path(max_length=255, description="A configured cluster's name", openapi_examples=CLUSTER_EXAMPLES),
+    ],
+    topic: Annotated[TopicName, Path(description="The topic", openapi_examples=TOPIC_EXAMPLES)],
     principal: PrincipalDep,
     runtime: RuntimeDep,
     request_id: RequestIdDep,

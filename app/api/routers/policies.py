@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 
 from app.api.deps import RequestIdDep, RuntimeDep
+from app.api.examples import POLICY_EXAMPLES, POLICY_NAME, POLICY_UPDATE_EXAMPLES
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
 from app.api.routers.consumers import ClusterPath
 from app.api.strict_json import StrictJsonRoute
@@ -28,7 +29,14 @@ from app.services.retention.policies import policy_read
 router = APIRouter(prefix="/v1/clusters/{cluster}/policies", tags=["policies"], route_class=StrictJsonRoute)
 
 PolicyPath = Annotated[
-    str, Path(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._-]+$", description="The policy's name")
+    str,
+    Path(
+        min_length=1,
+        max_length=255,
+        pattern=r"^[A-Za-z0-9._-]+$",
+        description="The policy's name",
+        openapi_examples={"example": {"summary": "The policy of the examples", "value": POLICY_NAME}},
+    ),
 ]
 
 
@@ -43,7 +51,7 @@ def _wake(request: Request) -> None:
 )
 async def create_policy(
     cluster: ClusterPath,
-    body: PolicyCreate,
+    body: Annotated[PolicyCreate, Body(openapi_examples=POLICY_EXAMPLES)],
     request: Request,
     response: Response,
     principal: PrincipalDep,
@@ -78,7 +86,7 @@ async def get_policy(
 async def update_policy(
     cluster: ClusterPath,
     name: PolicyPath,
-    body: PolicyUpdate,
+    body: Annotated[PolicyUpdate, Body(openapi_examples=POLICY_UPDATE_EXAMPLES)],
     request: Request,
     principal: PrincipalDep,
     runtime: RuntimeDep,
