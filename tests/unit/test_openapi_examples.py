@@ -10,14 +10,22 @@ import pytest
 from pydantic import BaseModel
 
 from app.api import examples
+from app.api import response_examples as answers
 from app.demo.data import DEMO_TOPICS
 from app.openapi import document
-from app.schemas.acls import AclCreate
+from app.schemas.acls import AclCreate, AclRead
 from app.schemas.audit import AuditVerifyCreate
 from app.schemas.common import Problem
 from app.schemas.deletions import DeletionCreate, DeletionRead
-from app.schemas.inspection import DeletionPreview
-from app.schemas.retention import ConsumerCreate, PolicyCreate, PolicyUpdate, ProgressReport
+from app.schemas.inspection import DeletionPreview, TopicOffsetsRead
+from app.schemas.retention import (
+    ConsumerCreate,
+    ConsumerRead,
+    PolicyCreate,
+    PolicyRead,
+    PolicyUpdate,
+    ProgressReport,
+)
 
 DEMO_PARTITIONS = {topic.name: topic.partitions for topic in DEMO_TOPICS}
 BODIES: list[tuple[type[BaseModel], dict[str, Any]]] = [
@@ -62,8 +70,12 @@ def test_the_deletion_examples_show_every_offset_spec_on_demo_partitions() -> No
 
 
 def test_response_examples_are_valid_answers() -> None:
-    DeletionRead.model_validate(examples.ACCEPTED_EXAMPLE)
-    DeletionPreview.model_validate(examples.PREVIEW_EXAMPLE)
+    DeletionRead.model_validate(answers.ACCEPTED_EXAMPLE)
+    DeletionPreview.model_validate(answers.PREVIEW_EXAMPLE)
+    TopicOffsetsRead.model_validate(answers.TOPIC_OFFSETS_EXAMPLE)
+    AclRead.model_validate(answers.ACL_CREATED_EXAMPLE)
+    ConsumerRead.model_validate(answers.CONSUMER_CREATED_EXAMPLE)
+    PolicyRead.model_validate(answers.POLICY_CREATED_EXAMPLE)
     schema = json.loads(document())
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():

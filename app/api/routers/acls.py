@@ -8,6 +8,7 @@ from fastapi import APIRouter, Body, Depends, Path, Query
 
 from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import ACL_EXAMPLES, CLUSTER_EXAMPLES
+from app.api.response_examples import ACL_CREATED_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.auth import PrincipalDep
 from app.domain.acl import (
@@ -65,7 +66,10 @@ def _filter(
     "",
     status_code=201,
     response_model=AclRead,
-    responses=problem_responses(401, 403, 404, 409, 413, 415, 422),
+    responses={
+        **problem_responses(401, 403, 404, 409, 413, 415, 422),
+        201: {"content": {"application/json": {"example": ACL_CREATED_EXAMPLE}}},
+    },
 )
 async def create_acl(
     cluster: ClusterPath,

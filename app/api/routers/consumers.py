@@ -10,6 +10,7 @@ from fastapi import APIRouter, Body, Path
 from app.adapters.db.retention_models import Consumer
 from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import CLUSTER_EXAMPLES, CONSUMER_EXAMPLES, PROGRESS_EXAMPLES, SPARK_CONSUMER
+from app.api.response_examples import CONSUMER_CREATED_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.auth import PrincipalDep
 from app.schemas.common import problem_responses
@@ -58,7 +59,13 @@ def consumer_read(consumer: Consumer, progress: list[ProgressRead] | None = None
 
 
 @router.post(
-    "", status_code=201, response_model=ConsumerRead, responses=problem_responses(401, 403, 404, 409, 422)
+    "",
+    status_code=201,
+    response_model=ConsumerRead,
+    responses={
+        **problem_responses(401, 403, 404, 409, 422),
+        201: {"content": {"application/json": {"example": CONSUMER_CREATED_EXAMPLE}}},
+    },
 )
 async def register_consumer(
     cluster: ClusterPath,

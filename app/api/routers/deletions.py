@@ -8,8 +8,9 @@ from fastapi import APIRouter, Body, Header, Path, Query, Response
 
 from app.adapters.db.repositories import deletion_reads as reads
 from app.api.deps import RequestIdDep, RuntimeDep
-from app.api.examples import ACCEPTED_EXAMPLE, DELETION_EXAMPLES, PREVIEW_EXAMPLE
+from app.api.examples import DELETION_EXAMPLES
 from app.api.pagination import cursor_time, decode_cursor, encode_cursor
+from app.api.response_examples import ACCEPTED_EXAMPLE, PREVIEW_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.api.views import (
     accepted_deletion_read,

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Path
 
 from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import CLUSTER_EXAMPLES, TOPIC_EXAMPLES
+from app.api.response_examples import TOPIC_OFFSETS_EXAMPLE
 from app.auth import PrincipalDep
 from app.schemas.common import problem_responses
 from app.schemas.deletions import TopicName
@@ -21,7 +22,10 @@ router = APIRouter(tags=["offsets"])
 @router.get(
     "/v1/clusters/{cluster}/topics/{topic}",
     response_model=TopicOffsetsRead,
-    responses=problem_responses(401, 403, 404, 422, 503),
+    responses={
+        **problem_responses(401, 403, 404, 422, 503),
+        200: {"content": {"application/json": {"example": TOPIC_OFFSETS_EXAMPLE}}},
+    },
 )
 async def topic_offsets(
     cluster: Annotated[

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Body, Path, Query, Request, Response
 from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import POLICY_EXAMPLES, POLICY_NAME, POLICY_UPDATE_EXAMPLES
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
+from app.api.response_examples import POLICY_CREATED_EXAMPLE
 from app.api.routers.consumers import ClusterPath
 from app.api.strict_json import StrictJsonRoute
 from app.api.views import page_limit
@@ -47,7 +48,13 @@ def _wake(request: Request) -> None:
 
 
 @router.post(
-    "", status_code=201, response_model=PolicyRead, responses=problem_responses(401, 403, 404, 409, 422, 503)
+    "",
+    status_code=201,
+    response_model=PolicyRead,
+    responses={
+        **problem_responses(401, 403, 404, 409, 422, 503),
+        201: {"content": {"application/json": {"example": POLICY_CREATED_EXAMPLE}}},
+    },
 )
 async def create_policy(
     cluster: ClusterPath,
