@@ -8,6 +8,8 @@
     ├── Conflict (409)                   - the request clashes with current state
     ├── IdempotencyMismatch (422)        - same Idempotency-Key, different body
     ├── PayloadTooLarge (413)            - body over the configured limit, refused before parsing
+    ├── MalformedRequest (400)           - the HTTP request itself cannot be read (a bad Content-Length)
+    ├── UnsupportedMediaType (415)       - a body that is not application/json
     ├── ServiceUnavailable (503)         - a dependency (database, cluster) cannot be reached now
     └── AuditChainBroken (503)           - the audit chain cannot take the next event (tampered with)
 
@@ -18,6 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+# A problem's ``type`` is the relative URL of the page the service serves about it (``/problems/{slug}``).
+PROBLEMS_PATH = "/problems"
+
+
+def type_url(slug: str) -> str:
+    """The ``type`` member of a problem with this slug."""
+    return f"{PROBLEMS_PATH}/{slug}"
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,18 @@ class PayloadTooLarge(PurgeError):
     status = 413
     slug = "payload-too-large"
     title = "Request body too large"
+
+
+class MalformedRequest(PurgeError):
+    status = 400
+    slug = "malformed-request"
+    title = "Malformed request"
+
+
+class UnsupportedMediaType(PurgeError):
+    status = 415
+    slug = "unsupported-media-type"
+    title = "Unsupported media type"
 
 
 class ServiceUnavailable(PurgeError):

@@ -29,6 +29,7 @@ from app.api.middleware import (
     RequestIdMiddleware,
 )
 from app.api.openapi import install_openapi
+from app.api.problem_pages import router as problem_pages
 from app.api.problems import install_problem_handlers
 from app.api.routers import (
     acls,
@@ -119,6 +120,7 @@ def _install(app: FastAPI, settings: Settings) -> None:
     install_problem_handlers(app)
     auth.install(app, settings)
     install_docs(app)
+    app.include_router(problem_pages)
     for module in (deletions, partitions, offsets, acls, health, consumers, policies):
         app.include_router(module.router)
     # The audit trail spans every cluster: reading it needs DESCRIBE on CLUSTER of each.

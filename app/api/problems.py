@@ -1,5 +1,6 @@
 """RFC 9457 problem+json for every error the API returns: the only exception handlers of the app.
 
+A problem's ``type`` is ``/problems/<slug>``, a page the service serves (``app.api.problem_pages``).
 Bodies never echo the request: validation errors carry a JSON pointer (``#/partitions/3/offset``) or
 a parameter name and a fixed message, capped at ``MAX_ERRORS`` entries. 500s say nothing internal;
 the ``request_id`` member correlates them with the server log.
@@ -17,26 +18,14 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
-from app.errors import FieldError, PurgeError, ValidationFailed
+from app.api.problem_types import PROBLEM_TYPES
+from app.errors import FieldError, PurgeError, ValidationFailed, type_url
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
-TYPE_PREFIX = "urn:kafka-purge:problem:"
 MAX_ERRORS = 50
 RETRY_AFTER_SECONDS = "5"
 
 log = logging.getLogger("app.api")
-
-
-class UnsupportedMediaType(PurgeError):
-    status = 415
-    slug = "unsupported-media-type"
-    title = "Unsupported media type"
-
-
-class MalformedRequest(PurgeError):
-    status = 400
-    slug = "malformed-request"
-    title = "Malformed request"
 
 
 def request_id_of(scope: MutableMapping[str, Any]) -> str | None:
@@ -48,7 +37,7 @@ def request_id_of(scope: MutableMapping[str, Any]) -> str | None:
 def problem_body(
     *, status: int, slug: str, title: str, detail: str | None, instance: str | None, request_id: str | None
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": TYPE_PREFIX + slug, "title": title, "status": status}
+    body: dict[str, Any] = {"type": type_url(slug), "title": title, "status": status}
     if detail:
         body["detail"] = detail
     if instance:
@@ -150,11 +139,14 @@ async def handle_http_exception(request: Request, exc: Exception) -> JSONRespons
     assert isinstance(exc, StarletteHTTPException)
     phrase = HTTPStatus(exc.status_code).phrase
     detail = exc.detail if isinstance(exc.detail, str) and exc.detail != phrase else None
+    slug = phrase.lower().replace(" ", "-")
+    # One title per type (RFC 9457 §3.1.3): Starlette's 404 reads like the service's own.
+    known = PROBLEM_TYPES.get(slug)
     return problem_response(
         request,
         status=exc.status_code,
-        slug=phrase.lower().replace(" ", "-"),
-        title=phrase,
+        slug=slug,
+        title=known.title if known is not None else phrase,
         detail=detail,
         headers=dict(exc.headers) if exc.headers else None,
     )

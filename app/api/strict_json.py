@@ -18,8 +18,7 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
-from app.api.problems import UnsupportedMediaType
-from app.errors import FieldError, ValidationFailed
+from app.errors import FieldError, UnsupportedMediaType, ValidationFailed
 from app.gc_pause import collection_paused
 from app.text import CONTROL_CHARACTER_DETAIL, control_character_pointer
 

@@ -24,10 +24,21 @@ TOKEN_REQUEST_BODY: dict[str, Any] = {
                 "type": "object",
                 "required": ["grant_type"],
                 "properties": {
-                    "grant_type": {"type": "string", "enum": ["client_credentials"]},
-                    "client_id": {"type": "string"},
-                    "client_secret": {"type": "string", "format": "password"},
-                    "scope": {"type": "string"},
+                    "grant_type": {
+                        "type": "string",
+                        "enum": ["client_credentials"],
+                        "description": "Always client_credentials",
+                    },
+                    "client_id": {
+                        "type": "string",
+                        "description": "The client's id, unless sent with HTTP Basic authentication",
+                    },
+                    "client_secret": {
+                        "type": "string",
+                        "format": "password",
+                        "description": "The client's secret, unless sent with HTTP Basic authentication",
+                    },
+                    "scope": {"type": "string", "description": "Ignored: tokens carry the client's groups"},
                 },
             }
         }
@@ -38,7 +49,10 @@ TOKEN_REQUEST_BODY: dict[str, Any] = {
 OAUTH_ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["error"],
-    "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}},
+    "properties": {
+        "error": {"type": "string", "description": "RFC 6749 error code, e.g. invalid_client"},
+        "error_description": {"type": "string", "description": "What is wrong, in words"},
+    },
 }
 TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {

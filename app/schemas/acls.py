@@ -12,6 +12,10 @@ PrincipalText = Field(
     min_length=3, max_length=512, description="Type:Name, e.g. User:alice, Group:payments; User:* is everyone"
 )
 
+OPERATION_HELP = "Kafka's operation: DELETE (purge records), DESCRIBE, READ, ALTER, ALL, ..."
+PERMISSION_HELP = "ALLOW or DENY; a DENY beats every ALLOW"
+RESOURCE_TYPE_HELP = "TOPIC, GROUP (consumers) or CLUSTER"
+
 
 class AclCreate(BaseModel):
     """One binding, validated as Kafka's controller does (concrete operation and permission, LITERAL or
@@ -21,9 +25,9 @@ class AclCreate(BaseModel):
 
     principal: str = PrincipalText
     host: str = Field(default="*", min_length=1, max_length=64, description="* or the client's IP address")
-    operation: Operation
-    permission_type: Permission
-    resource_type: ResourceType
+    operation: Operation = Field(description=OPERATION_HELP)
+    permission_type: Permission = Field(description=PERMISSION_HELP)
+    resource_type: ResourceType = Field(description=RESOURCE_TYPE_HELP)
     resource_name: str = Field(
         min_length=1,
         max_length=512,
@@ -44,13 +48,15 @@ class AclCreate(BaseModel):
 
 
 class AclRead(BaseModel):
-    principal: str
-    host: str
-    operation: Operation
-    permission_type: Permission
-    resource_type: ResourceType
-    resource_name: str
-    pattern_type: PatternType
+    """One binding of the cluster."""
+
+    principal: str = Field(description="Type:Name, e.g. User:alice, Group:payments; User:* is everyone")
+    host: str = Field(description="* or the client's IP address")
+    operation: Operation = Field(description=OPERATION_HELP)
+    permission_type: Permission = Field(description=PERMISSION_HELP)
+    resource_type: ResourceType = Field(description=RESOURCE_TYPE_HELP)
+    resource_name: str = Field(description="A topic or group name, a prefix (PREFIXED), *, or kafka-cluster")
+    pattern_type: PatternType = Field(description="LITERAL or PREFIXED")
 
     @classmethod
     def of(cls, binding: AclBinding) -> AclRead:
@@ -68,5 +74,7 @@ class AclRead(BaseModel):
 class AclList(BaseModel):
     """Bindings of a cluster; ``source`` says where the cluster's bindings live."""
 
-    source: Literal["service", "kafka"]
-    items: list[AclRead]
+    source: Literal["service", "kafka"] = Field(
+        description="service: kept and changed here; kafka: read from the cluster (DescribeAcls), read-only"
+    )
+    items: list[AclRead] = Field(description="The bindings")

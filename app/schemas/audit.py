@@ -6,6 +6,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
 from app.audit import VerifyResult
@@ -22,27 +23,43 @@ def _rfc3339_only(value: object) -> object:
 
 # An RFC 3339 date-time with its offset (``Z`` or ``+hh:mm``), and nothing else.
 Rfc3339Time = Annotated[AwareDatetime, BeforeValidator(_rfc3339_only)]
+SinceQuery = Annotated[
+    Rfc3339Time | None, Query(description="Only events at or after this time (RFC 3339 with an offset)")
+]
+UntilQuery = Annotated[
+    Rfc3339Time | None, Query(description="Only events before this time (RFC 3339 with an offset)")
+]
+ActionQuery = Annotated[
+    str | None, Query(max_length=64, description="Only events of this action, e.g. deletion.requested")
+]
 
 CHECKPOINT_MAX_LENGTH = 4096
 
 
 class AuditEventRead(BaseModel):
-    id: int
-    occurred_at: datetime
-    principal: str
-    client_host: str | None
-    request_id: str | None
-    action: str
-    cluster: str | None
-    deletion_id: str | None
-    details: dict[str, Any]
-    prev_hash: str
-    hash: str
+    """One event of the hash-chained audit trail."""
+
+    id: int = Field(description="The event's id: its position in the chain")
+    occurred_at: datetime = Field(description="When it happened")
+    principal: str = Field(description="Who did it: User:<name>, or the service itself")
+    client_host: str | None = Field(description="The caller's address, when a request caused it")
+    request_id: str | None = Field(description="The X-Request-ID of the request that caused it")
+    action: str = Field(
+        description="What happened: deletion.requested, deletion.previewed, deletion.partition_failed, "
+        "acl.created, authz.denied, ..."
+    )
+    cluster: str | None = Field(description="The cluster it concerns")
+    deletion_id: str | None = Field(description="The deletion it concerns")
+    details: dict[str, Any] = Field(description="The action's own fields (partitions, offsets, reason, ...)")
+    prev_hash: str = Field(description="The previous event's hash (SHA-256, hex)")
+    hash: str = Field(description="SHA-256 of prev_hash and this event's canonical content, hex")
 
 
 class AuditPage(BaseModel):
-    items: list[AuditEventRead]
-    next_cursor: str | None
+    """One page of audit events, oldest first."""
+
+    items: list[AuditEventRead] = Field(description="The events of this page")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
 
 
 class AuditVerifyCreate(BaseModel):
@@ -58,20 +75,24 @@ class AuditVerifyCreate(BaseModel):
 
 
 class AuditCheckpointRead(BaseModel):
-    event_id: int
-    event_hash: str
-    signed_at: datetime
-    key_id: str
+    """A signed checkpoint: the chain's head at a moment, signed by the service's key."""
+
+    event_id: int = Field(description="The head event it names")
+    event_hash: str = Field(description="That event's hash")
+    signed_at: datetime = Field(description="When it was signed")
+    key_id: str = Field(description="The id (kid) of the key that signed it; see GET /v1/audit/keys")
     source: Literal["stored", "supplied"] = Field(
         description="stored: the newest checkpoint in the database; supplied: the caller's"
     )
 
 
 class AuditVerifyRead(BaseModel):
-    ok: bool
+    """The verification of the audit trail."""
+
+    ok: bool = Field(description="Whether the chain is intact and agrees with every checkpoint")
     checked: int = Field(description="Events whose links were checked")
-    first_broken_id: int | None
-    reason: str | None
+    first_broken_id: int | None = Field(description="The first event where the chain breaks (null when ok)")
+    reason: str | None = Field(description="How it breaks (null when ok)")
     head_event_id: int | None = Field(description="The newest event the head row names (None: no head)")
     checkpoints_enabled: bool = Field(
         description="Whether checkpoints are signed and checked (a signing key is configured)"
@@ -107,4 +128,4 @@ class AuditVerifyRead(BaseModel):
 class AuditKeysRead(BaseModel):
     """A JWK set (RFC 7517) of the public keys that verify this service's audit checkpoints."""
 
-    keys: list[dict[str, Any]]
+    keys: list[dict[str, Any]] = Field(description="Public keys as JWKs (empty when checkpoints are off)")

@@ -41,22 +41,39 @@ def _has_text(reason: str) -> str:
     return reason
 
 
+Reason = Annotated[str, StringConstraints(min_length=1, max_length=1000), AfterValidator(_has_text)]
+
+
 class PartitionOffset(BaseModel):
     """One entry: a topic, a partition (omitted: every partition of the topic) and exactly one spec."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    topic: TopicName
-    partition: PartitionNumber | None = None
-    offset: Offset | None = None
-    before: CutTime | None = None
+    topic: TopicName = Field(description="The topic, as Kafka names it (letters, digits, '.', '_', '-')")
+    partition: PartitionNumber | None = Field(
+        default=None, description="The partition; omitted: every partition of the topic"
+    )
+    offset: Offset | None = Field(
+        default=None,
+        description="Delete the records before this offset (the new log start offset); -1: the high "
+        "watermark, i.e. every record there now",
+    )
+    before: CutTime | None = Field(
+        default=None,
+        description="Delete the records older than this time: RFC 3339 with an offset "
+        "(2026-11-20T00:00:00Z) or epoch milliseconds. Resolved with ListOffsets by timestamp to the "
+        "first offset at or after it; when every record is older, the high watermark",
+    )
     committed_by: list[GroupId] | None = Field(
         default=None,
         min_length=1,
         max_length=100,
-        description="Delete what all these consumer groups have consumed (their minimum committed offset)",
+        description="Delete what all these consumer groups have consumed: their minimum committed offset "
+        "on the partition. A group without a commit there refuses the request (fail closed)",
     )
-    to: Literal["end"] | None = Field(default=None, description='"end": up to the high watermark')
+    to: Literal["end"] | None = Field(
+        default=None, description='"end": up to the high watermark, every record there now (as offset -1)'
+    )
 
     @model_validator(mode="after")
     def _exactly_one_spec(self) -> PartitionOffset:
@@ -75,27 +92,32 @@ class PartitionOffset(BaseModel):
 class DeletionCreate(BaseModel):
     """A request to delete the records before ``offset`` in each listed partition."""
 
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "cluster": "demo",
-                    "partitions": [{"topic": "orders", "partition": 0, "offset": 1200}],
-                    "leader_only": False,
-                    "timeout_ms": 30000,
-                    "reason": "GDPR erasure request #4711",
-                }
-            ]
-        },
-    )
+    model_config = ConfigDict(strict=True, extra="forbid")
 
-    cluster: ClusterName
-    partitions: list[PartitionOffset] = Field(min_length=1)
-    leader_only: bool = False
-    timeout_ms: int | None = Field(default=None, ge=1, le=INT32_MAX)
-    reason: Annotated[str, StringConstraints(min_length=1, max_length=1000), AfterValidator(_has_text)]
+    cluster: ClusterName = Field(
+        description="A configured cluster's name (PURGE_CLUSTERS); the demo's is demo"
+    )
+    partitions: list[PartitionOffset] = Field(
+        min_length=1,
+        description="What to delete: each entry a topic, optionally a partition, and exactly one offset "
+        "spec (offset, before, committed_by or to)",
+    )
+    leader_only: bool = Field(
+        default=False,
+        description="Succeed once the leader truncated, without waiting for followers (DeleteRecords v3, "
+        "the LeaderOnly KIP); against brokers without v3 those partitions fail with UNSUPPORTED_VERSION",
+    )
+    timeout_ms: int | None = Field(
+        default=None,
+        ge=1,
+        le=INT32_MAX,
+        description="How long the executor keeps trying, in milliseconds (default from settings: 30000; "
+        "at most the configured maximum)",
+    )
+    reason: Reason = Field(
+        description="Why the records go (a ticket, an erasure request); kept in the deletion and its "
+        "audit events"
+    )
     dry_run: bool = Field(default=False, description="Preview only: answer 200 with the impact, send nothing")
     allow_unconsumed: bool = Field(
         default=False, description="Delete even records some consumer group has not read yet (audited)"
@@ -108,38 +130,65 @@ class DeletionCreate(BaseModel):
 
 
 class PartitionRead(BaseModel):
-    topic: str
-    partition: int
-    requested_offset: int
-    resolved_offset: int
+    """One partition of a deletion: what was asked, the offset it was resolved to, and its progress."""
+
+    topic: str = Field(description="The topic")
+    partition: int = Field(description="The partition")
+    requested_offset: int = Field(
+        description="The offset as requested: the concrete offset given, or -1 (the high watermark, or "
+        "a before, committed_by or to spec, which spec names)"
+    )
+    resolved_offset: int = Field(
+        description="The concrete offset resolved at accept time: records before it are deleted; the only "
+        "offset ever sent to Kafka"
+    )
     spec: dict[str, Any] | None = Field(default=None, description="The offset spec this partition came from")
-    status: PartitionStatus
-    low_watermark: int | None
-    leader_log_start_offset: int | None
-    error_code: str | None
-    error_message: str | None
-    attempts: int
-    updated_at: datetime
+    status: PartitionStatus = Field(
+        description="pending, in_progress, leader_truncated (the leader reached the offset, followers "
+        "not yet), succeeded, failed or cancelled"
+    )
+    low_watermark: int | None = Field(
+        description="The minimum log start offset over the alive replicas, as DeleteRecords last answered "
+        "(null before an answer)"
+    )
+    leader_log_start_offset: int | None = Field(
+        description="The leader's log start offset from a DeleteRecords v3 answer (null on brokers that "
+        "answer v0-2)"
+    )
+    error_code: str | None = Field(
+        description="Kafka's error name for the last answer (NONE once deleted), or the service's own "
+        "(AUTHORIZATION_REVOKED, NETWORK_EXCEPTION); null before an answer"
+    )
+    error_message: str | None = Field(description="What the error means for this partition, if any")
+    attempts: int = Field(description="DeleteRecords requests sent for this partition so far")
+    updated_at: datetime = Field(description="When the partition's row last changed")
 
 
 class DeletionSummary(BaseModel):
-    id: str
-    cluster: str
-    principal: str
-    reason: str
-    leader_only: bool
-    timeout_ms: int
-    status: DeletionStatus
-    partition_count: int
-    topics: list[str]
-    created_at: datetime
-    updated_at: datetime
-    finished_at: datetime | None
+    """A deletion request as listed."""
+
+    id: str = Field(description="The deletion's id (a UUID)")
+    cluster: str = Field(description="The cluster it deletes on")
+    principal: str = Field(description="Who requested it: User:<name>, or the policy owner for a sweep")
+    reason: str = Field(description="Why, as the requester said")
+    leader_only: bool = Field(description="Whether a partition succeeds once the leader truncated")
+    timeout_ms: int = Field(description="How long the executor keeps trying, in milliseconds")
+    status: DeletionStatus = Field(
+        description="pending, in_progress, succeeded, partially_failed, failed or cancelled, rolled up "
+        "from its partitions"
+    )
+    partition_count: int = Field(description="How many partitions it names")
+    topics: list[str] = Field(description="The topics it touches")
+    created_at: datetime = Field(description="When it was accepted")
+    updated_at: datetime = Field(description="When it last changed")
+    finished_at: datetime | None = Field(description="When its last partition finished (null until then)")
 
 
 class DeletionRead(DeletionSummary):
-    request_id: str
-    counts: dict[PartitionStatus, int]
+    """A deletion request with its counts and first partitions."""
+
+    request_id: str = Field(description="The X-Request-ID of the request that created it (also in the logs)")
+    counts: dict[PartitionStatus, int] = Field(description="How many partitions are in each status")
     partitions: list[PartitionRead] = Field(
         description="The first partitions in (topic, partition) order; all of them via partitions_next"
     )
@@ -149,10 +198,14 @@ class DeletionRead(DeletionSummary):
 
 
 class DeletionPage(BaseModel):
-    items: list[DeletionSummary]
-    next_cursor: str | None
+    """One page of deletions, newest first."""
+
+    items: list[DeletionSummary] = Field(description="The deletions of this page")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
 
 
 class PartitionPage(BaseModel):
-    items: list[PartitionRead]
-    next_cursor: str | None
+    """One page of a deletion's partitions, in (topic, partition) order."""
+
+    items: list[PartitionRead] = Field(description="The partitions of this page")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")

@@ -8,8 +8,10 @@ from pydantic import BaseModel, Field
 
 
 class GroupLagRead(BaseModel):
-    group: str
-    committed_offset: int
+    """A consumer group that has not read up to the cut on one partition."""
+
+    group: str = Field(description="The consumer group's id")
+    committed_offset: int = Field(description="The group's committed offset on the partition")
     unread_records: int = Field(description="Records this group has not read that the deletion removes")
 
 
@@ -30,37 +32,56 @@ class CutTimeRead(BaseModel):
 
 
 class PartitionPreview(BaseModel):
-    topic: str
-    partition: int
-    spec: dict[str, Any]
-    resolved_offset: int
-    log_start_offset: int
-    high_watermark: int
-    records_deleted: int
+    """What deleting on one partition would do."""
+
+    topic: str = Field(description="The topic")
+    partition: int = Field(description="The partition")
+    spec: dict[str, Any] = Field(description="The offset spec this partition came from")
+    resolved_offset: int = Field(description="The concrete offset the spec resolves to now")
+    log_start_offset: int = Field(description="The partition's log start offset now (its first record)")
+    high_watermark: int = Field(
+        description="The partition's high watermark now (the offset after its last record)"
+    )
+    records_deleted: int = Field(
+        description="Records that would go: the resolved offset minus the log start offset"
+    )
     predicted_outcome: str = Field(description="Kafka's error name, NONE when the deletion would succeed")
-    unconsumed_groups: list[GroupLagRead]
-    cut_time: CutTimeRead | None = None
+    unconsumed_groups: list[GroupLagRead] = Field(
+        description="Consumer groups whose committed offset is below the cut: they would lose records "
+        "they have not read"
+    )
+    cut_time: CutTimeRead | None = Field(
+        default=None, description="For a before spec: the time and what the records around the cut show"
+    )
 
 
 class GroupSummaryRead(BaseModel):
-    group: str
-    unread_records: int
-    partitions: int
-    state: str
-    has_active_members: bool
+    """A consumer group that would lose unread records, over the whole request."""
+
+    group: str = Field(description="The consumer group's id")
+    unread_records: int = Field(description="Records it has not read that the deletion would remove")
+    partitions: int = Field(description="Partitions on which it would lose records")
+    state: str = Field(description="The group's state as Kafka reports it (Stable, Empty, ...)")
+    has_active_members: bool = Field(description="Whether consumers are connected to the group now")
 
 
 class DeletionPreview(BaseModel):
-    dry_run: Literal[True] = True
-    cluster: str
-    leader_only: bool
-    partition_count: int
-    records_deleted: int
+    """The answer to a request with dry_run true: what it would do; nothing was sent to Kafka."""
+
+    dry_run: Literal[True] = Field(default=True, description="Always true: a preview")
+    cluster: str = Field(description="The cluster")
+    leader_only: bool = Field(description="As requested")
+    partition_count: int = Field(description="How many partitions the request names")
+    records_deleted: int = Field(description="Records that would go, over every partition")
     would_be_refused: bool = Field(description="Whether the same request without dry_run would be refused")
-    refusals: list[str]
-    unconsumed_groups: list[GroupSummaryRead]
-    partitions: list[PartitionPreview]
-    audit_event_id: int
+    refusals: list[str] = Field(description="Why it would be refused (unread records, compacted topics, ...)")
+    unconsumed_groups: list[GroupSummaryRead] = Field(
+        description="Every consumer group that has not read up to the cut, with what it would lose"
+    )
+    partitions: list[PartitionPreview] = Field(
+        description="Per partition: offsets, records and the predicted outcome"
+    )
+    audit_event_id: int = Field(description="The deletion.previewed audit event that records this preview")
     preview_hash: str = Field(
         description="SHA-256 of the preview's canonical JSON without audit_event_id and preview_hash "
         "(sorted keys, no whitespace), kept in the deletion.previewed audit event"
@@ -68,60 +89,81 @@ class DeletionPreview(BaseModel):
 
 
 class PartitionEvidence(BaseModel):
-    topic: str
-    partition: int
-    status: str
-    resolved_offset: int
+    """Whether one partition's records are gone."""
+
+    topic: str = Field(description="The topic")
+    partition: int = Field(description="The partition")
+    status: str = Field(description="The partition's status in the deletion")
+    resolved_offset: int = Field(description="The offset the deletion was to reach")
     log_start_offset: int | None = Field(
         description="The leader's log start offset now (ListOffsets EARLIEST)"
     )
-    verdict: Literal["deleted", "not_deleted", "unknown"]
+    verdict: Literal["deleted", "not_deleted", "unknown"] = Field(
+        description="deleted: the log start offset reached the resolved offset; not_deleted: it has not; "
+        "unknown: the leader could not be asked"
+    )
 
 
 class AuditPosition(BaseModel):
-    event_id: int
-    hash: str
-    action: str
+    """An audit event's place in the hash chain."""
+
+    event_id: int = Field(description="The event's id (its position in the chain)")
+    hash: str = Field(description="The event's SHA-256 chain hash, hex")
+    action: str = Field(description="The audit action, e.g. deletion.requested")
 
 
 class DeletionEvidence(BaseModel):
-    deletion_id: str
-    cluster: str
-    status: str
-    checked_at: str
-    partitions: list[PartitionEvidence]
-    verdicts: dict[str, int]
-    requested_event: AuditPosition | None
-    completed_event: AuditPosition | None
-    note: str
+    """Erasure evidence: whether the deletion's records are gone now, anchored in the audit chain."""
+
+    deletion_id: str = Field(description="The deletion's id")
+    cluster: str = Field(description="The cluster")
+    status: str = Field(description="The deletion's status")
+    checked_at: str = Field(description="When the leaders were asked, RFC 3339")
+    partitions: list[PartitionEvidence] = Field(description="The verdict per partition")
+    verdicts: dict[str, int] = Field(description="How many partitions have each verdict")
+    requested_event: AuditPosition | None = Field(description="The deletion.requested audit event")
+    completed_event: AuditPosition | None = Field(
+        description="The audit event of its completion (null while it runs)"
+    )
+    note: str = Field(description="What the evidence shows and what it cannot (segment files on disk)")
 
 
 class GroupOffsetRead(BaseModel):
-    group: str
-    committed_offset: int
-    lag: int
+    """A consumer group's position on one partition."""
+
+    group: str = Field(description="The consumer group's id")
+    committed_offset: int = Field(description="The group's committed offset on the partition")
+    lag: int = Field(description="Records after the committed offset: the high watermark minus it")
 
 
 class PartitionOffsetsRead(BaseModel):
-    partition: int
-    leader: int
-    replicas: list[int]
-    log_start_offset: int
-    high_watermark: int
-    groups: list[GroupOffsetRead]
+    """One partition's offsets and replicas."""
+
+    partition: int = Field(description="The partition")
+    leader: int = Field(description="The id of the broker leading it (-1: none)")
+    replicas: list[int] = Field(description="The ids of the brokers holding a replica")
+    log_start_offset: int = Field(description="The offset of its first record (what DeleteRecords moves)")
+    high_watermark: int = Field(description="The offset after its last committed record")
+    groups: list[GroupOffsetRead] = Field(description="Each consumer group's committed offset and lag here")
 
 
 class TopicGroupRead(BaseModel):
-    group: str
-    state: str
-    has_active_members: bool
-    total_lag: int
+    """A consumer group with commits on the topic."""
+
+    group: str = Field(description="The consumer group's id")
+    state: str = Field(description="The group's state as Kafka reports it (Stable, Empty, ...)")
+    has_active_members: bool = Field(description="Whether consumers are connected to the group now")
+    total_lag: int = Field(description="Records it has not read, over every partition of the topic")
 
 
 class TopicOffsetsRead(BaseModel):
-    cluster: str
-    topic: str
-    internal: bool
-    cleanup_policy: str
-    partitions: list[PartitionOffsetsRead]
-    groups: list[TopicGroupRead]
+    """A topic's partitions with their offsets, and its consumer groups' lag."""
+
+    cluster: str = Field(description="The cluster")
+    topic: str = Field(description="The topic")
+    internal: bool = Field(
+        description="Whether Kafka marks it internal (__consumer_offsets, ...): never deleted in"
+    )
+    cleanup_policy: str = Field(description="Its cleanup.policy: delete, compact or compact,delete")
+    partitions: list[PartitionOffsetsRead] = Field(description="Every partition, in order")
+    groups: list[TopicGroupRead] = Field(description="Every consumer group with commits on the topic")

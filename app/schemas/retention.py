@@ -34,8 +34,15 @@ GroupName = Annotated[str, StringConstraints(min_length=1, max_length=255), Afte
 class ConsumerCreate(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    name: ConsumerName
-    kind: Literal["spark", "kafka_group"] = "spark"
+    name: ConsumerName = Field(
+        description="The consumer's name: the Kafka consumer group id, or the Spark query's name (a GROUP "
+        "resource for authorization either way)"
+    )
+    kind: Literal["spark", "kafka_group"] = Field(
+        default="spark",
+        description="spark: a Spark query that reports its progress (or whose checkpoint is read); "
+        "kafka_group: a Kafka consumer group, whose committed offsets Kafka keeps",
+    )
     checkpoint_location: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = Field(
         default=None,
         description=(
@@ -54,56 +61,56 @@ class ConsumerCreate(BaseModel):
 
 
 class ProgressRead(BaseModel):
-    topic: str
-    partition: int
-    offset: int
-    query_id: str
-    run_id: str
-    batch_id: int
-    updated_at: datetime
+    """A consumer's position on one partition."""
+
+    topic: str = Field(description="The topic")
+    partition: int = Field(description="The partition")
+    offset: int = Field(description="The next offset to read: every record before it was consumed")
+    query_id: str = Field(description="The Spark query id that reported it")
+    run_id: str = Field(description="The Spark run id that reported it")
+    batch_id: int = Field(description="The Spark batch that reported it")
+    updated_at: datetime = Field(description="When it last moved")
 
 
 class ConsumerRead(BaseModel):
-    cluster: str
-    name: str
-    kind: str
-    checkpoint_location: str | None
-    owner: str
-    created_at: datetime
-    updated_at: datetime
-    progress: list[ProgressRead] = Field(default_factory=list)
+    """A registered consumer, with its positions."""
+
+    cluster: str = Field(description="The cluster")
+    name: str = Field(description="The consumer's name (its GROUP for authorization)")
+    kind: str = Field(description="spark or kafka_group")
+    checkpoint_location: str | None = Field(description="Spark pull mode: the checkpoint the service reads")
+    owner: str = Field(description="Who registered it")
+    created_at: datetime = Field(description="When it was registered")
+    updated_at: datetime = Field(description="When it last changed")
+    progress: list[ProgressRead] = Field(
+        default_factory=list, description="Its reported position per partition (Spark consumers)"
+    )
 
 
 class ConsumerPage(BaseModel):
-    items: list[ConsumerRead]
+    """The consumers of a cluster the caller may see."""
+
+    items: list[ConsumerRead] = Field(description="The consumers")
 
 
 class ProgressReport(BaseModel):
     """A committed batch's end offsets (the next offset to read per partition), as Spark reports them."""
 
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "query_id": "b99e0765",
-                    "run_id": "785dac2b",
-                    "batch_id": 7,
-                    "offsets": {"inter.orders": {"0": 200}},
-                }
-            ]
-        },
-    )
+    model_config = ConfigDict(strict=True, extra="forbid")
 
-    query_id: QueryId
-    run_id: QueryId
-    batch_id: Annotated[int, Field(ge=0, le=INT64_MAX)]
-    offsets: dict[TopicName, dict[PartitionKey, Position]] = Field(min_length=1)
+    query_id: QueryId = Field(description="The Spark query's id (StreamingQueryProgress.id)")
+    run_id: QueryId = Field(description="The Spark query's run id (StreamingQueryProgress.runId)")
+    batch_id: Annotated[int, Field(ge=0, le=INT64_MAX)] = Field(description="The committed batch's id")
+    offsets: dict[TopicName, dict[PartitionKey, Position]] = Field(
+        min_length=1,
+        description="The batch's end offsets: topic -> partition (as a string) -> the next offset to read",
+    )
 
 
 class ProgressResult(BaseModel):
-    consumer: str
+    """What a progress report changed."""
+
+    consumer: str = Field(description="The consumer the report was for")
     applied: int = Field(description="Partitions whose position moved forward (or were first reported)")
     ignored: int = Field(description="Partitions left alone: a duplicate, older or out-of-order batch")
 
@@ -117,12 +124,14 @@ class TopicSelection(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
     prefix: Annotated[str, StringConstraints(min_length=1, max_length=249, pattern=NAME_PATTERN)] | None = (
-        None
+        Field(default=None, description="Every topic whose name starts with this, now and in the future")
     )
     regex: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PATTERN_LENGTH)] | None = Field(
         default=None, description="RE2 syntax (no backreferences or lookaround), matched against whole names"
     )
-    names: list[TopicName] | None = Field(default=None, min_length=1, max_length=10_000)
+    names: list[TopicName] | None = Field(
+        default=None, min_length=1, max_length=10_000, description="These topics, by name"
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TopicSelection:
@@ -139,8 +148,16 @@ class TopicSelection(BaseModel):
 class ConsumerChoice(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    groups: list[GroupName] = Field(default_factory=list, max_length=1000)
-    spark: list[ConsumerName] = Field(default_factory=list, max_length=1000)
+    groups: list[GroupName] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="Kafka consumer groups that must have committed past a record before it may go",
+    )
+    spark: list[ConsumerName] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="Registered Spark consumers that must have reported past a record before it may go",
+    )
 
     @model_validator(mode="after")
     def _someone(self) -> ConsumerChoice:
@@ -151,90 +168,109 @@ class ConsumerChoice(BaseModel):
 
 Consumers = ConsumerChoice | Literal["all_groups"]
 
+TOPICS_HELP = "The topics it trims: exactly one of prefix, regex (RE2, full match) or names"
+CONSUMERS_HELP = (
+    "Who must have read a record before it may go: Kafka groups and Spark consumers, or all_groups "
+    "(every group with commits on the topic)"
+)
+MIN_AGE_HELP = "Keep records younger than this many seconds"
+MIN_RECORDS_HELP = "Skip a partition unless the cut is at least this many records past its log start offset"
+INTERVAL_HELP = "Seconds between sweeps"
+LEADER_ONLY_HELP = "Its deletions succeed once the leader truncated (DeleteRecords v3)"
+ENABLED_HELP = "Whether it sweeps"
+UNCHANGED = "Omitted: unchanged. "
+
 
 class PolicyCreate(BaseModel):
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "name": "intermediate",
-                    "topics": {"prefix": "intermediate."},
-                    "consumers": {"groups": ["billing"], "spark": ["enricher"]},
-                    "min_age_seconds": 600,
-                    "min_records": 1000,
-                    "interval_seconds": 300,
-                }
-            ]
-        },
-    )
+    model_config = ConfigDict(strict=True, extra="forbid")
 
-    name: PolicyName
-    topics: TopicSelection
-    consumers: Consumers
-    min_age_seconds: int = Field(default=0, ge=0, le=10 * 365 * 86400)
-    min_records: int = Field(default=1, ge=0, le=INT64_MAX)
-    interval_seconds: int = Field(default=300, ge=1, le=7 * 86400)
-    leader_only: bool = False
-    enabled: bool = True
+    name: PolicyName = Field(description="The policy's name, unique in the cluster")
+    topics: TopicSelection = Field(description=TOPICS_HELP)
+    consumers: Consumers = Field(description=CONSUMERS_HELP)
+    min_age_seconds: int = Field(default=0, ge=0, le=10 * 365 * 86400, description=MIN_AGE_HELP)
+    min_records: int = Field(default=1, ge=0, le=INT64_MAX, description=MIN_RECORDS_HELP)
+    interval_seconds: int = Field(default=300, ge=1, le=7 * 86400, description=INTERVAL_HELP)
+    leader_only: bool = Field(default=False, description=LEADER_ONLY_HELP)
+    enabled: bool = Field(default=True, description=ENABLED_HELP)
 
 
 class PolicyUpdate(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    topics: TopicSelection | None = None
-    consumers: Consumers | None = None
-    min_age_seconds: int | None = Field(default=None, ge=0, le=10 * 365 * 86400)
-    min_records: int | None = Field(default=None, ge=0, le=INT64_MAX)
-    interval_seconds: int | None = Field(default=None, ge=1, le=7 * 86400)
-    leader_only: bool | None = None
-    enabled: bool | None = None
+    topics: TopicSelection | None = Field(default=None, description=UNCHANGED + TOPICS_HELP)
+    consumers: Consumers | None = Field(default=None, description=UNCHANGED + CONSUMERS_HELP)
+    min_age_seconds: int | None = Field(
+        default=None, ge=0, le=10 * 365 * 86400, description=UNCHANGED + MIN_AGE_HELP
+    )
+    min_records: int | None = Field(
+        default=None, ge=0, le=INT64_MAX, description=UNCHANGED + MIN_RECORDS_HELP
+    )
+    interval_seconds: int | None = Field(
+        default=None, ge=1, le=7 * 86400, description=UNCHANGED + INTERVAL_HELP
+    )
+    leader_only: bool | None = Field(default=None, description=UNCHANGED + LEADER_ONLY_HELP)
+    enabled: bool | None = Field(default=None, description=UNCHANGED + ENABLED_HELP)
 
 
 class PolicyRead(BaseModel):
-    cluster: str
-    name: str
-    topics: dict[str, Any]
-    consumers: dict[str, Any] | Literal["all_groups"]
-    min_age_seconds: int
-    min_records: int
-    interval_seconds: int
-    leader_only: bool
-    enabled: bool
-    owner: str
-    created_at: datetime
-    updated_at: datetime
-    last_run_at: datetime | None
-    next_run_at: datetime
+    """A retention policy."""
+
+    cluster: str = Field(description="The cluster")
+    name: str = Field(description="The policy's name")
+    topics: dict[str, Any] = Field(description=TOPICS_HELP)
+    consumers: dict[str, Any] | Literal["all_groups"] = Field(description=CONSUMERS_HELP)
+    min_age_seconds: int = Field(description=MIN_AGE_HELP)
+    min_records: int = Field(description=MIN_RECORDS_HELP)
+    interval_seconds: int = Field(description=INTERVAL_HELP)
+    leader_only: bool = Field(description=LEADER_ONLY_HELP)
+    enabled: bool = Field(description=ENABLED_HELP)
+    owner: str = Field(description="Who created it; its sweeps run with the owner's rights")
+    created_at: datetime = Field(description="When it was created")
+    updated_at: datetime = Field(description="When it last changed")
+    last_run_at: datetime | None = Field(description="When it last swept (null: never yet)")
+    next_run_at: datetime = Field(description="When it sweeps next")
 
 
 class PolicyPage(BaseModel):
-    items: list[PolicyRead]
+    """The policies of a cluster the caller may see."""
+
+    items: list[PolicyRead] = Field(description="The policies")
 
 
 class SkippedPartition(BaseModel):
-    topic: str
-    partition: int
-    reason: str
-    detail: str
+    """A partition a sweep left alone, and why."""
+
+    topic: str = Field(description="The topic")
+    partition: int = Field(description="The partition")
+    reason: str = Field(
+        description="Why: no_consumers, consumer_without_position, offset_query_failed, "
+        "position_beyond_high_watermark, foreign_active_group, nothing_to_delete, below_min_records, "
+        "records_too_young or owner_not_authorized"
+    )
+    detail: str = Field(description="The reason in words")
 
 
 class PolicyRunRead(BaseModel):
-    id: int
-    started_at: datetime
-    finished_at: datetime | None
-    status: str
-    partitions_matched: int
-    partitions_planned: int
-    partitions_skipped: int
-    skip_counts: dict[str, int]
+    """One sweep of a policy."""
+
+    id: int = Field(description="The run's id")
+    started_at: datetime = Field(description="When the sweep started")
+    finished_at: datetime | None = Field(description="When it finished (null while it runs)")
+    status: str = Field(description="submitted, nothing_to_delete, denied or failed")
+    partitions_matched: int = Field(description="Partitions of the topics the policy covers")
+    partitions_planned: int = Field(description="Partitions it submitted a deletion for")
+    partitions_skipped: int = Field(description="Partitions it left alone")
+    skip_counts: dict[str, int] = Field(description="How many partitions were skipped for each reason")
     skipped: list[SkippedPartition] = Field(description="The first skipped partitions with their reasons")
-    warnings: list[str]
-    deletion_id: str | None
-    error: str | None
+    warnings: list[str] = Field(
+        description="What the sweep noticed, e.g. active groups an all_groups policy skips"
+    )
+    deletion_id: str | None = Field(description="The deletion it submitted (null when none)")
+    error: str | None = Field(description="Why it failed, when it did")
 
 
 class PolicyRunPage(BaseModel):
-    items: list[PolicyRunRead]
-    next_cursor: str | None
+    """One page of a policy's sweeps, newest first."""
+
+    items: list[PolicyRunRead] = Field(description="The runs of this page")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")

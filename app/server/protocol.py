@@ -28,10 +28,11 @@ import json
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
+from app.errors import type_url
 from app.settings import LimitSettings
 
 _TIMEOUT_BODY = json.dumps(
-    {"type": "urn:kafka-purge:problem:request-timeout", "title": "Request Timeout", "status": 408}
+    {"type": type_url("request-timeout"), "title": "Request Timeout", "status": 408}
 ).encode()
 REQUEST_TIMEOUT = b"".join(
     [

@@ -53,3 +53,39 @@ def try_it_out(page: Page, operation_id: str, body: dict[str, Any]) -> tuple[Res
 def shown_status(operation: Locator) -> Locator:
     """The status code of the live response Swagger UI displays."""
     return operation.locator(".live-responses-table .response .response-col_status").first
+
+
+def operation_ids(page: Page, method: str) -> list[str]:
+    """The element ids of every operation block of ``method`` (``post``) Swagger UI shows."""
+    ids: list[str] = page.eval_on_selector_all(f".opblock-{method}[id]", "blocks => blocks.map(b => b.id)")
+    return ids
+
+
+def execute(
+    page: Page,
+    operation_id: str,
+    *,
+    params: dict[str, str] | None = None,
+    body: dict[str, Any] | None = None,
+    form: dict[str, str] | None = None,
+) -> tuple[Response, Locator]:
+    """Expands the operation, presses "Try it out", types in ``params`` (path or query parameters by
+    name), ``body`` (replacing the example) and ``form`` fields (by name) if given, and presses
+    Execute: what Swagger UI sends otherwise is the operation's default example."""
+    operation = page.locator(f'[id="{operation_id}"]')
+    if not operation.locator(".opblock-body").count():
+        operation.locator(".opblock-summary").click()
+    # One button, "Try it out" or (already trying) "Cancel"; an operation may be named Cancel too.
+    toggle = operation.locator("button.try-out__btn")
+    expect(toggle).to_be_visible()
+    if "Try it out" in toggle.inner_text():
+        toggle.click()
+    for name, value in (params or {}).items():
+        operation.locator(f'tr[data-param-name="{name}"] input').fill(value)
+    if body is not None:
+        operation.locator("textarea.body-param__text").fill(json.dumps(body))
+    for name, value in (form or {}).items():
+        operation.locator(f'input[placeholder="{name}"]').fill(value)
+    with page.expect_response(lambda r: r.request.method not in ("GET", "OPTIONS")) as answer:
+        operation.get_by_role("button", name="Execute").click()
+    return answer.value, operation

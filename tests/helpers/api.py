@@ -27,7 +27,7 @@ def assert_problem(response: httpx.Response, status: int) -> dict[str, Any]:
     assert response.headers["content-type"] == PROBLEM
     body: dict[str, Any] = response.json()
     assert body["status"] == status
-    assert body["type"].startswith("urn:kafka-purge:problem:")
+    assert body["type"].startswith("/problems/")
     assert body["title"]
     assert body["request_id"] == response.headers["x-request-id"]
     return body

@@ -88,6 +88,7 @@ MATRIX = [
     Row("GET",    "/docs/oauth2-redirect",                                      200, 200, 200, 200, 200, "public"),
     Row("GET",    "/redoc",                                                     200, 200, 200, 200, 200, "public"),
     Row("GET",    "/docs/assets/{path}",                                        200, 200, 200, 200, 200, "public"),
+    Row("GET",    "/problems/{slug}",                                           200, 200, 200, 200, 200, "public"),
     Row("POST",   "/oauth/token",                                               401, 200, 200, 200, 200, "client credentials"),
     Row("GET",    "/.well-known/jwks.json",                                     200, 200, 200, 200, 200, "public"),
     # Deletions: DELETE on the topics to submit or cancel; seen by the requester or DESCRIBE on every topic.

@@ -222,6 +222,7 @@ def filled(world: World, template: str, name: str) -> str:
         "partition": 0,
         "name": name,
         "path": "swagger-ui.css",  # a documentation asset
+        "slug": "forbidden",  # a problem type's page
     }
     return template.format(**values)
 

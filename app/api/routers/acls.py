@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
 
 from app.api.deps import RequestIdDep, RuntimeDep
+from app.api.examples import ACL_EXAMPLES, CLUSTER_EXAMPLES
+from app.api.response_examples import ACL_CREATED_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.auth import PrincipalDep
 from app.domain.acl import (
@@ -23,7 +25,15 @@ from app.services import acls
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/acls", tags=["acls"], route_class=StrictJsonRoute)
 
-ClusterPath = Annotated[str, Path(min_length=1, max_length=255, description="A configured cluster's name")]
+ClusterPath = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=255,
+        description="A configured cluster's name",
+        openapi_examples=CLUSTER_EXAMPLES,
+    ),
+]
 FILTER_HELP = "Omit (or ANY) to match any value"
 PATTERN_HELP = (
     "LITERAL or PREFIXED: bindings of that type; ANY (default): both; MATCH: every binding that applies "
@@ -56,11 +66,14 @@ def _filter(
     "",
     status_code=201,
     response_model=AclRead,
-    responses=problem_responses(401, 403, 404, 409, 413, 415, 422),
+    responses={
+        **problem_responses(401, 403, 404, 409, 413, 415, 422),
+        201: {"content": {"application/json": {"example": ACL_CREATED_EXAMPLE}}},
+    },
 )
 async def create_acl(
     cluster: ClusterPath,
-    body: AclCreate,
+    body: Annotated[AclCreate, Body(openapi_examples=ACL_EXAMPLES)],
     principal: PrincipalDep,
     runtime: RuntimeDep,
     request_id: RequestIdDep,

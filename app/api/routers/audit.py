@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Body, Query
 
 from app.api.deps import RuntimeDep
+from app.api.examples import VERIFY_EXAMPLES
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
 from app.api.problems import invalid_parameter
 from app.api.strict_json import StrictJsonRoute
@@ -16,12 +17,14 @@ from app.auth import PrincipalDep
 from app.errors import FieldError, PurgeError, ValidationFailed
 from app.schemas.audit import (
     CHECKPOINT_MAX_LENGTH,
+    ActionQuery,
     AuditEventRead,
     AuditKeysRead,
     AuditPage,
     AuditVerifyCreate,
     AuditVerifyRead,
-    Rfc3339Time,
+    SinceQuery,
+    UntilQuery,
 )
 from app.schemas.common import PageLimit, problem_responses
 from app.services import audit
@@ -43,10 +46,12 @@ CheckpointQuery = Annotated[
 async def list_audit_events(
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    since: Rfc3339Time | None = None,
-    until: Rfc3339Time | None = None,
-    action: Annotated[str | None, Query(max_length=64)] = None,
-    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    since: SinceQuery = None,
+    until: UntilQuery = None,
+    action: ActionQuery = None,
+    cursor: Annotated[
+        str | None, Query(min_length=1, max_length=512, description="The next_cursor of the previous page")
+    ] = None,
     limit: PageLimit = None,
 ) -> AuditPage:
     """List audit events oldest first (chain order), optionally between two times or by action."""
@@ -80,7 +85,9 @@ async def verify_audit_chain(
 
 @router.post("/verify", response_model=AuditVerifyRead, responses=problem_responses(401, 409, 415, 422))
 async def verify_audit_chain_against(
-    body: AuditVerifyCreate, principal: PrincipalDep, runtime: RuntimeDep
+    body: Annotated[AuditVerifyCreate, Body(openapi_examples=VERIFY_EXAMPLES)],
+    principal: PrincipalDep,
+    runtime: RuntimeDep,
 ) -> AuditVerifyRead:
     """Verify the audit trail against a checkpoint kept outside the database, as well as the stored ones."""
     malformed = ValidationFailed(MALFORMED, errors=[FieldError("#/checkpoint", MALFORMED)])

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from app.api.deps import RuntimeDep
 from app.auth import PrincipalDep
-from app.schemas.audit import Rfc3339Time
+from app.schemas.audit import ActionQuery, SinceQuery, UntilQuery
 from app.schemas.common import problem_responses
 from app.services import audit
 
@@ -29,9 +27,9 @@ NDJSON = "application/x-ndjson"
 async def export_audit_events(
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    since: Rfc3339Time | None = None,
-    until: Rfc3339Time | None = None,
-    action: Annotated[str | None, Query(max_length=64)] = None,
+    since: SinceQuery = None,
+    until: UntilQuery = None,
+    action: ActionQuery = None,
 ) -> StreamingResponse:
     """Stream audit events as NDJSON in chain order, optionally between two times or for one action."""
     return StreamingResponse(

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Body, Path
 
 from app.adapters.db.retention_models import Consumer
 from app.api.deps import RequestIdDep, RuntimeDep
+from app.api.examples import CLUSTER_EXAMPLES, CONSUMER_EXAMPLES, PROGRESS_EXAMPLES, SPARK_CONSUMER
+from app.api.response_examples import CONSUMER_CREATED_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.auth import PrincipalDep
 from app.schemas.common import problem_responses
@@ -24,9 +26,26 @@ from app.services.retention import consumers as retention
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/consumers", tags=["consumers"], route_class=StrictJsonRoute)
 
-ClusterPath = Annotated[str, Path(min_length=1, max_length=255, description="A configured cluster's name")]
+ClusterPath = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=255,
+        description="A configured cluster's name",
+        openapi_examples=CLUSTER_EXAMPLES,
+    ),
+]
 ConsumerPath = Annotated[
-    str, Path(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._-]+$", description="The consumer's name")
+    str,
+    Path(
+        min_length=1,
+        max_length=255,
+        pattern=r"^[A-Za-z0-9._-]+$",
+        description="The consumer's name",
+        openapi_examples={
+            "spark": {"summary": "The Spark consumer of the examples", "value": SPARK_CONSUMER}
+        },
+    ),
 ]
 
 
@@ -40,11 +59,17 @@ def consumer_read(consumer: Consumer, progress: list[ProgressRead] | None = None
 
 
 @router.post(
-    "", status_code=201, response_model=ConsumerRead, responses=problem_responses(401, 403, 404, 409, 422)
+    "",
+    status_code=201,
+    response_model=ConsumerRead,
+    responses={
+        **problem_responses(401, 403, 404, 409, 422),
+        201: {"content": {"application/json": {"example": CONSUMER_CREATED_EXAMPLE}}},
+    },
 )
 async def register_consumer(
     cluster: ClusterPath,
-    body: ConsumerCreate,
+    body: Annotated[ConsumerCreate, Body(openapi_examples=CONSUMER_EXAMPLES)],
     principal: PrincipalDep,
     runtime: RuntimeDep,
     request_id: RequestIdDep,
@@ -81,7 +106,7 @@ async def get_consumer(
 async def report_progress(
     cluster: ClusterPath,
     name: ConsumerPath,
-    body: ProgressReport,
+    body: Annotated[ProgressReport, Body(openapi_examples=PROGRESS_EXAMPLES)],
     principal: PrincipalDep,
     runtime: RuntimeDep,
     request_id: RequestIdDep,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Path, Query, Response
+from fastapi import APIRouter, Body, Header, Path, Query, Response
 
 from app.adapters.db.repositories import deletion_reads as reads
 from app.api.deps import RequestIdDep, RuntimeDep
+from app.api.examples import DELETION_EXAMPLES
 from app.api.pagination import cursor_time, decode_cursor, encode_cursor
+from app.api.response_examples import ACCEPTED_EXAMPLE, PREVIEW_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.api.views import (
     accepted_deletion_read,
@@ -45,7 +47,15 @@ KEY_HELP = "1-255 visible ASCII characters, unique per request of the caller (e.
     response_model=DeletionRead,
     responses={
         **problem_responses(400, 401, 403, 404, 409, 413, 415, 422, 503),
-        200: {"model": DeletionPreview, "description": "With `dry_run: true`: the preview; nothing sent"},
+        200: {
+            "model": DeletionPreview,
+            "description": "With `dry_run: true`: the preview; nothing sent",
+            "content": {"application/json": {"example": PREVIEW_EXAMPLE}},
+        },
+        202: {
+            "description": "Accepted: offsets resolved and stored; the executor deletes (see Location)",
+            "content": {"application/json": {"example": ACCEPTED_EXAMPLE}},
+        },
     },
     description=(
         "Accept a deletion request; offset specs (offset, before, committed_by, to) are resolved to "
@@ -57,7 +67,7 @@ KEY_HELP = "1-255 visible ASCII characters, unique per request of the caller (e.
     ),
 )
 async def create_deletion(
-    body: DeletionCreate,
+    body: Annotated[DeletionCreate, Body(openapi_examples=DELETION_EXAMPLES)],
     response: Response,
     principal: PrincipalDep,
     runtime: RuntimeDep,
@@ -89,10 +99,14 @@ async def create_deletion(
 async def list_deletions(
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    status: DeletionStatus | None = None,
-    topic: TopicName | None = None,
-    cluster: Annotated[str | None, Query(max_length=255)] = None,
-    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    status: Annotated[DeletionStatus | None, Query(description="Only deletions in this status")] = None,
+    topic: Annotated[TopicName | None, Query(description="Only deletions touching this topic")] = None,
+    cluster: Annotated[
+        str | None, Query(max_length=255, description="Only deletions on this cluster")
+    ] = None,
+    cursor: Annotated[
+        str | None, Query(min_length=1, max_length=512, description="The next_cursor of the previous page")
+    ] = None,
     limit: PageLimit = None,
 ) -> DeletionPage:
     """List deletions, newest first, with an opaque cursor."""

@@ -8,6 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from app.api.deps import RequestIdDep, RuntimeDep
+from app.api.examples import CLUSTER_EXAMPLES, TOPIC_EXAMPLES
+from app.api.response_examples import TOPIC_OFFSETS_EXAMPLE
 from app.auth import PrincipalDep
 from app.schemas.common import problem_responses
 from app.schemas.deletions import TopicName
@@ -20,11 +22,17 @@ router = APIRouter(tags=["offsets"])
 @router.get(
     "/v1/clusters/{cluster}/topics/{topic}",
     response_model=TopicOffsetsRead,
-    responses=problem_responses(401, 403, 404, 422, 503),
+    responses={
+        **problem_responses(401, 403, 404, 422, 503),
+        200: {"content": {"application/json": {"example": TOPIC_OFFSETS_EXAMPLE}}},
+    },
 )
 async def topic_offsets(
-    cluster: Annotated[str, Path(max_length=255)],
-    topic: Annotated[TopicName, Path()],
+    cluster: Annotated[
+        str,
+        Path(max_length=255, description="A configured cluster's name", openapi_examples=CLUSTER_EXAMPLES),
+    ],
+    topic: Annotated[TopicName, Path(description="The topic", openapi_examples=TOPIC_EXAMPLES)],
     principal: PrincipalDep,
     runtime: RuntimeDep,
     request_id: RequestIdDep,
@@ -39,7 +47,9 @@ async def topic_offsets(
     responses=problem_responses(401, 404, 422),
 )
 async def deletion_evidence(
-    deletion_id: Annotated[str, Path(max_length=64)], principal: PrincipalDep, runtime: RuntimeDep
+    deletion_id: Annotated[str, Path(max_length=64, description="The deletion's id")],
+    principal: PrincipalDep,
+    runtime: RuntimeDep,
 ) -> DeletionEvidence:
     """Whether each partition's records are gone now (the leader's log start offset), with audit anchors."""
     return await inspection.deletion_evidence(runtime, principal, deletion_id)

@@ -24,8 +24,10 @@ async def list_partitions(
     deletion_id: DeletionId,
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    status: PartitionStatus | None = None,
-    cursor: Annotated[str | None, Query(min_length=1, max_length=512)] = None,
+    status: Annotated[PartitionStatus | None, Query(description="Only partitions in this status")] = None,
+    cursor: Annotated[
+        str | None, Query(min_length=1, max_length=512, description="The next_cursor of the previous page")
+    ] = None,
     limit: PageLimit = None,
 ) -> PartitionPage:
     """List a deletion's partitions in (topic, partition) order, optionally by status."""
@@ -43,8 +45,8 @@ async def list_partitions(
 @router.get("/{topic}/{partition}", response_model=PartitionRead, responses=problem_responses(401, 404, 422))
 async def get_partition(
     deletion_id: DeletionId,
-    topic: Annotated[TopicName, Path()],
-    partition: Annotated[PartitionNumber, Path()],
+    topic: Annotated[TopicName, Path(description="The topic")],
+    partition: Annotated[PartitionNumber, Path(description="The partition")],
     principal: PrincipalDep,
     runtime: RuntimeDep,
 ) -> PartitionRead:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 
 from app.api.deps import RequestIdDep, RuntimeDep
+from app.api.examples import POLICY_EXAMPLES, POLICY_NAME, POLICY_UPDATE_EXAMPLES
 from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
+from app.api.response_examples import POLICY_CREATED_EXAMPLE
 from app.api.routers.consumers import ClusterPath
 from app.api.strict_json import StrictJsonRoute
 from app.api.views import page_limit
@@ -27,7 +29,16 @@ from app.services.retention.policies import policy_read
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/policies", tags=["policies"], route_class=StrictJsonRoute)
 
-PolicyPath = Annotated[str, Path(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._-]+$")]
+PolicyPath = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=255,
+        pattern=r"^[A-Za-z0-9._-]+$",
+        description="The policy's name",
+        openapi_examples={"example": {"summary": "The policy of the examples", "value": POLICY_NAME}},
+    ),
+]
 
 
 def _wake(request: Request) -> None:
@@ -37,11 +48,17 @@ def _wake(request: Request) -> None:
 
 
 @router.post(
-    "", status_code=201, response_model=PolicyRead, responses=problem_responses(401, 403, 404, 409, 422, 503)
+    "",
+    status_code=201,
+    response_model=PolicyRead,
+    responses={
+        **problem_responses(401, 403, 404, 409, 422, 503),
+        201: {"content": {"application/json": {"example": POLICY_CREATED_EXAMPLE}}},
+    },
 )
 async def create_policy(
     cluster: ClusterPath,
-    body: PolicyCreate,
+    body: Annotated[PolicyCreate, Body(openapi_examples=POLICY_EXAMPLES)],
     request: Request,
     response: Response,
     principal: PrincipalDep,
@@ -76,7 +93,7 @@ async def get_policy(
 async def update_policy(
     cluster: ClusterPath,
     name: PolicyPath,
-    body: PolicyUpdate,
+    body: Annotated[PolicyUpdate, Body(openapi_examples=POLICY_UPDATE_EXAMPLES)],
     request: Request,
     principal: PrincipalDep,
     runtime: RuntimeDep,
@@ -110,8 +127,12 @@ async def list_policy_runs(
     name: PolicyPath,
     principal: PrincipalDep,
     runtime: RuntimeDep,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    cursor: Annotated[
+        str | None, Query(max_length=512, description="The next_cursor of the previous page")
+    ] = None,
+    limit: Annotated[
+        int | None, Query(ge=1, description="Page size (default and maximum from settings)")
+    ] = None,
 ) -> PolicyRunPage:
     """The policy's sweeps, newest first: what was planned, what was skipped and why, the deletion made.
     Visible to whoever may see the policy."""

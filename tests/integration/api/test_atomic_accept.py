@@ -37,7 +37,7 @@ async def test_no_deletion_without_its_audit_event(
     response = await lenient_client.post("/v1/deletions", json=deletion_body((orders, 0, 1)), headers=headers)
     assert response.status_code == 503
     assert response.headers["content-type"] == PROBLEM
-    assert response.json()["type"] == "urn:kafka-purge:problem:audit-chain-broken"
+    assert response.json()["type"] == "/problems/audit-chain-broken"
     async with sessionmaker() as session:
         assert (await session.execute(select(func.count()).select_from(Deletion))).scalar_one() == 0
         assert (await session.execute(select(func.count()).select_from(PartitionDeletion))).scalar_one() == 0

@@ -63,7 +63,7 @@ async def test_500_says_nothing_internal(failing_client: httpx.AsyncClient) -> N
     assert response.status_code == 500
     assert response.headers["content-type"] == PROBLEM
     body = response.json()
-    assert body["type"] == "urn:kafka-purge:problem:internal-error"
+    assert body["type"] == "/problems/internal-error"
     assert body["request_id"]
     assert "secret" not in response.text
     assert "RuntimeError" not in response.text

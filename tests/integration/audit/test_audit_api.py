@@ -89,7 +89,7 @@ async def test_changes_after_a_foreign_row_answer_503_audit_chain_broken(
         "reason": "x",
     }
     deletion = problem(await app_client.post("/v1/deletions", json=body, headers=alice), 503)
-    assert deletion["type"] == "urn:kafka-purge:problem:audit-chain-broken"
+    assert deletion["type"] == "/problems/audit-chain-broken"
     binding = {
         "principal": "User:bob",
         "operation": "DELETE",
@@ -98,7 +98,7 @@ async def test_changes_after_a_foreign_row_answer_503_audit_chain_broken(
         "resource_name": "orders",
     }
     acl = problem(await app_client.post("/v1/clusters/demo/acls", json=binding, headers=alice), 503)
-    assert acl["type"] == "urn:kafka-purge:problem:audit-chain-broken"
+    assert acl["type"] == "/problems/audit-chain-broken"
     assert (await app_client.get("/v1/deletions", headers=alice)).json()["items"] == []
     assert (await app_client.get("/v1/clusters/demo/acls", headers=alice)).json()["items"] == []
 

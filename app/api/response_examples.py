@@ -1,0 +1,137 @@
+"""Response examples of the OpenAPI document: what the demo answers to the request examples
+(``app.api.examples``), with made-up ids and times."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Examples = dict[str, Any]
+
+_ACCEPTED_AT = "2026-11-25T12:00:00.123456Z"
+ACCEPTED_EXAMPLE: Examples = {
+    "id": "5b0e3f8e-2c4d-4a51-9d8e-0f6a7b1c2d3e",
+    "cluster": "demo",
+    "principal": "User:orders-team",
+    "reason": "demo: first 100 records of orders.us partition 1",
+    "leader_only": False,
+    "timeout_ms": 30000,
+    "status": "pending",
+    "partition_count": 1,
+    "topics": ["orders.us"],
+    "created_at": _ACCEPTED_AT,
+    "updated_at": _ACCEPTED_AT,
+    "finished_at": None,
+    "request_id": "6f1c2a9e8b7d4c3f",
+    "counts": {"pending": 1},
+    "partitions": [
+        {
+            "topic": "orders.us",
+            "partition": 1,
+            "requested_offset": 100,
+            "resolved_offset": 100,
+            "spec": {"offset": 100},
+            "status": "pending",
+            "low_watermark": None,
+            "leader_log_start_offset": None,
+            "error_code": None,
+            "error_message": None,
+            "attempts": 0,
+            "updated_at": _ACCEPTED_AT,
+        }
+    ],
+    "partitions_next": None,
+}
+PREVIEW_EXAMPLE: Examples = {
+    "dry_run": True,
+    "cluster": "demo",
+    "leader_only": False,
+    "partition_count": 1,
+    "records_deleted": 200,
+    "would_be_refused": True,
+    "refusals": ["1 consumer group(s) have not read records this deletion removes"],
+    "unconsumed_groups": [
+        {
+            "group": "orders-billing",
+            "unread_records": 50,
+            "partitions": 1,
+            "state": "Empty",
+            "has_active_members": False,
+        }
+    ],
+    "partitions": [
+        {
+            "topic": "orders.us",
+            "partition": 0,
+            "spec": {"to": "end"},
+            "resolved_offset": 200,
+            "log_start_offset": 0,
+            "high_watermark": 200,
+            "records_deleted": 200,
+            "predicted_outcome": "NONE",
+            "unconsumed_groups": [{"group": "orders-billing", "committed_offset": 150, "unread_records": 50}],
+            "cut_time": None,
+        }
+    ],
+    "audit_event_id": 17,
+    "preview_hash": "9c1d6f0e4b2a7c3d8e5f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d",
+}
+TOPIC_OFFSETS_EXAMPLE: Examples = {
+    "cluster": "demo",
+    "topic": "orders.us",
+    "internal": False,
+    "cleanup_policy": "delete",
+    "partitions": [
+        {
+            "partition": 0,
+            "leader": 1,
+            "replicas": [1, 2, 0],
+            "log_start_offset": 0,
+            "high_watermark": 200,
+            "groups": [{"group": "orders-billing", "committed_offset": 150, "lag": 50}],
+        },
+        {
+            "partition": 1,
+            "leader": 2,
+            "replicas": [2, 0, 1],
+            "log_start_offset": 100,
+            "high_watermark": 200,
+            "groups": [{"group": "orders-billing", "committed_offset": 150, "lag": 50}],
+        },
+    ],
+    "groups": [{"group": "orders-billing", "state": "Empty", "has_active_members": False, "total_lag": 100}],
+}
+ACL_CREATED_EXAMPLE: Examples = {
+    "principal": "User:orders-team",
+    "host": "*",
+    "operation": "DELETE",
+    "permission_type": "ALLOW",
+    "resource_type": "TOPIC",
+    "resource_name": "payments",
+    "pattern_type": "LITERAL",
+}
+CONSUMER_CREATED_EXAMPLE: Examples = {
+    "cluster": "demo",
+    "name": "orders-archiver",
+    "kind": "spark",
+    "checkpoint_location": None,
+    "owner": "User:admin",
+    "created_at": _ACCEPTED_AT,
+    "updated_at": _ACCEPTED_AT,
+    "progress": [],
+}
+POLICY_CREATED_EXAMPLE: Examples = {
+    "cluster": "demo",
+    "name": "orders-us-trim",
+    "topics": {"names": ["orders.us"]},
+    "consumers": {"groups": ["orders-billing"], "spark": []},
+    "min_age_seconds": 0,
+    "min_records": 10,
+    "interval_seconds": 60,
+    "leader_only": False,
+    "enabled": True,
+    "owner": "User:admin",
+    "created_at": _ACCEPTED_AT,
+    "updated_at": _ACCEPTED_AT,
+    "last_run_at": None,
+    "next_run_at": _ACCEPTED_AT,
+}
