@@ -120,7 +120,7 @@ async def test_no_large_deletion_without_its_audit_event(
             response = await client.post("/v1/deletions", json=body, headers=headers)
     assert response.status_code == 503
     assert response.headers["content-type"] == PROBLEM
-    assert response.json()["type"] == "urn:kafka-purge:problem:audit-chain-broken"
+    assert response.json()["type"] == "/problems/audit-chain-broken"
     async with read_session(sessionmaker) as session:
         assert await session.scalar(select(func.count()).select_from(Deletion)) == 0
         assert await session.scalar(select(func.count()).select_from(PartitionDeletion)) == 0
