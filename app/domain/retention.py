@@ -9,8 +9,12 @@ min commit offset to -1"): a partition is skipped, with a reason, when
 - a required consumer has no position on it (``consumer_without_position``),
 - any offset query failed (``offset_query_failed``),
 - a position is beyond the high watermark, e.g. the topic was re-created (``position_beyond_high_watermark``),
-- with ``all_groups``: a group is active on the topic but not covered (``foreign_active_group``, KIP-762's
-  check), or no group has committed on it at all (``no_consumers``),
+- with ``all_groups`` or the policy's ``skip_foreign_active_groups``: a group is active on the topic but
+  not covered (``foreign_active_group``, KIP-762's check; warned in the run), or no consumer bounds the
+  topic at all (``no_consumers``),
+- a Kafka Connect sink reading the topic is paused, failed or has a task not running
+  (``connector_not_running``), or a connector the policy names is missing or its topics cannot be
+  known (``connector_topics_unknown``, decided by the sweep: every partition is held back),
 - the policy's owner may no longer DELETE on the topic (``owner_not_authorized``, decided by the sweep),
 - the cut would not move the log start offset by at least ``min_records`` (``nothing_to_delete``,
   ``below_min_records``, ``records_too_young`` when only ``min_age_seconds`` holds it back).
@@ -25,11 +29,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from app.domain.connect import Sink
 from app.domain.ports import GroupInfo, TopicPartition
 from app.domain.topic_patterns import compile_topic_pattern
 
 SPARK_GROUP_PREFIX = "spark-kafka-source-"
-ACTIVE_GROUP_STATES = frozenset({"Stable", "PreparingRebalance", "CompletingRebalance"})
 ACTIVE_GROUP_STATES = frozenset(
     {"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
 )
@@ -85,19 +89,24 @@ class TopicSelector:
 
 @dataclass(frozen=True)
 class ConsumerSelection:
-    """The consumers whose positions bound deletion: named groups and Spark consumers, or every group."""
+    """The consumers whose positions bound deletion: named groups, or every group, Spark consumers, and
+    Kafka Connect sinks (resolved at each sweep into ``ClusterView.sinks``)."""
 
     groups: tuple[str, ...] = ()
     spark: tuple[str, ...] = ()
     all_groups: bool = False
+    connect: bool = False
 
 
 @dataclass(frozen=True)
 class RetentionRules:
-    topics: TopicSelector
+    """``topics`` is None when the policy covers exactly the topics its Connect sinks read."""
+
+    topics: TopicSelector | None
     consumers: ConsumerSelection
     min_age_seconds: int = 0
     min_records: int = 1
+    skip_foreign_active_groups: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,6 +134,8 @@ class ClusterView:
     failed_consumers: Mapping[str, str] = field(default_factory=dict)
     spark_offsets: Mapping[str, Mapping[TopicPartition, int]] = field(default_factory=dict)
     groups: Sequence[GroupInfo] = ()
+    sinks: Sequence[Sink] = ()
+    held_topics: Mapping[str, str] = field(default_factory=dict)
 
 
 class SkipReason(StrEnum):
@@ -137,6 +148,8 @@ class SkipReason(StrEnum):
     BELOW_MIN_RECORDS = "below_min_records"
     RECORDS_TOO_YOUNG = "records_too_young"
     OWNER_NOT_AUTHORIZED = "owner_not_authorized"
+    CONNECTOR_NOT_RUNNING = "connector_not_running"
+    CONNECTOR_TOPICS_UNKNOWN = "connector_topics_unknown"
 
 
 @dataclass(frozen=True)
@@ -177,6 +190,11 @@ def _required_consumers(
     """(label, positions) of every consumer that bounds ``topic``."""
     empty: Mapping[TopicPartition, int] = {}
     spark = [(f"spark:{name}", view.spark_offsets.get(name, empty)) for name in rules.consumers.spark]
+    spark += [
+        (f"connect:{sink.connector}", view.group_offsets.get(sink.group, empty))
+        for sink in view.sinks
+        if topic in sink.topics
+    ]
     if not rules.consumers.all_groups:
         groups = [(f"group:{g}", view.group_offsets.get(g, empty)) for g in rules.consumers.groups]
         return groups + spark
@@ -188,14 +206,22 @@ def _required_consumers(
     return with_commits + spark
 
 
-def _foreign_groups(view: ClusterView, topic: str, covered: set[str]) -> list[str]:
+def _foreign_groups(view: ClusterView, topic: str, covered: set[str], spark_covered: bool) -> list[str]:
+    """Active groups that may read ``topic`` and are not the policy's. A Spark source group counts as the
+    policy's only when the policy names Spark consumers and not every group (its offsets mean nothing)."""
     return sorted(
         g.group_id
         for g in view.groups
         if group_is_active(g)
         and group_may_read(g, topic)
-        and (g.group_id not in covered or is_spark_source_group(g.group_id))
+        and g.group_id not in covered
+        and not (spark_covered and is_spark_source_group(g.group_id))
     )
+
+
+def _covered_groups(rules: RetentionRules, view: ClusterView, consumers: list[Consumer]) -> set[str]:
+    covered = {label.removeprefix("group:") for label, _ in consumers if label.startswith("group:")}
+    return covered | set(rules.consumers.groups) | {sink.group for sink in view.sinks}
 
 
 def _topic_gate(
@@ -203,23 +229,27 @@ def _topic_gate(
 ) -> tuple[list[Consumer], Skip | None]:
     """The topic's consumers, or why no partition of it may be touched."""
     consumers = _required_consumers(rules, view, topic, committed)
+    if topic in view.held_topics:
+        return consumers, Skip(SkipReason.CONNECTOR_NOT_RUNNING, view.held_topics[topic])
     labels = {label for label, _ in consumers}
     failed = sorted(
         label
         for label in view.failed_consumers
-        if label in labels or (rules.consumers.all_groups and label.startswith("group:"))
+        if label in labels
+        or (rules.consumers.all_groups and label.startswith("group:"))
+        or (label == "group:*" and rules.skip_foreign_active_groups)
     )
     if failed:
         return consumers, Skip(
             SkipReason.OFFSET_QUERY_FAILED, f"committed offsets of {', '.join(failed)} unknown"
         )
-    if rules.consumers.all_groups:
-        covered = {label.removeprefix("group:") for label, _ in consumers if label.startswith("group:")}
-        foreign = _foreign_groups(view, topic, covered)
+    if rules.consumers.all_groups or rules.skip_foreign_active_groups:
+        spark_covered = bool(rules.consumers.spark) and not rules.consumers.all_groups
+        foreign = _foreign_groups(view, topic, _covered_groups(rules, view, consumers), spark_covered)
         if foreign:
             return consumers, Skip(
                 SkipReason.FOREIGN_ACTIVE_GROUP,
-                f"active group(s) without committed offsets on {topic}: {', '.join(foreign[:10])}",
+                f"active group(s) outside the policy's consumers on {topic}: {', '.join(foreign[:10])}",
             )
     if not consumers:
         return consumers, Skip(SkipReason.NO_CONSUMERS, f"no consumer has committed on {topic}")

@@ -109,7 +109,9 @@ class ProgressResult(BaseModel):
 
 
 class TopicSelection(BaseModel):
-    """Exactly one of ``prefix``, ``regex`` (RE2 syntax, full match, at most 512 characters) or ``names``.
+    """Exactly one of ``prefix``, ``regex`` (RE2 syntax, full match, at most 512 characters) or ``names``;
+    or ``read_by_connectors``: the topics the policy's Kafka Connect sinks read (KIP-762's
+    ``delete.committed.topics``), intersected with at most one of the others.
 
     The regex is compiled here (RE2 is linear-time, so compiling it costs little); it is first matched
     against topics after the caller was authenticated."""
@@ -123,11 +125,17 @@ class TopicSelection(BaseModel):
         default=None, description="RE2 syntax (no backreferences or lookaround), matched against whole names"
     )
     names: list[TopicName] | None = Field(default=None, min_length=1, max_length=10_000)
+    read_by_connectors: Literal[True] | None = Field(
+        default=None, description="Exactly the topics the policy's Kafka Connect sinks read now"
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TopicSelection:
-        if sum(v is not None for v in (self.prefix, self.regex, self.names)) != 1:
-            raise ValueError("give exactly one of prefix, regex or names")
+        chosen = sum(v is not None for v in (self.prefix, self.regex, self.names))
+        if self.read_by_connectors and chosen > 1:
+            raise ValueError("read_by_connectors is intersected with at most one of prefix, regex or names")
+        if not self.read_by_connectors and chosen != 1:
+            raise ValueError("give exactly one of prefix, regex or names, or read_by_connectors")
         if self.regex is not None:
             try:
                 compile_topic_pattern(self.regex)
@@ -136,16 +144,40 @@ class TopicSelection(BaseModel):
         return self
 
 
+class ConnectChoice(BaseModel):
+    """Sink connectors of a Kafka Connect cluster (``PURGE_CONNECT``) whose consumer groups bound
+    deletion; ``all_sinks``: every sink connector the Connect cluster runs at each sweep."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    cluster: ConsumerName
+    connectors: list[ConsumerName] | Literal["all_sinks"] = Field(
+        description='Connector names, or "all_sinks"'
+    )
+
+    @model_validator(mode="after")
+    def _someone(self) -> ConnectChoice:
+        if isinstance(self.connectors, list) and not self.connectors:
+            raise ValueError('name at least one connector, or use "all_sinks"')
+        if isinstance(self.connectors, list) and len(self.connectors) > 1000:
+            raise ValueError("at most 1000 connectors")
+        return self
+
+
 class ConsumerChoice(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
     groups: list[GroupName] = Field(default_factory=list, max_length=1000)
+    all_groups: bool = Field(default=False, description="Every consumer group of the cluster")
     spark: list[ConsumerName] = Field(default_factory=list, max_length=1000)
+    connect: ConnectChoice | None = None
 
     @model_validator(mode="after")
     def _someone(self) -> ConsumerChoice:
-        if not self.groups and not self.spark:
-            raise ValueError('name at least one group or Spark consumer, or use "all_groups"')
+        if self.all_groups and self.groups:
+            raise ValueError("all_groups covers every group: name no groups beside it")
+        if not (self.groups or self.all_groups or self.spark or self.connect):
+            raise ValueError('name at least one group, Spark consumer or Connect sink, or use "all_groups"')
         return self
 
 
@@ -178,6 +210,27 @@ class PolicyCreate(BaseModel):
     interval_seconds: int = Field(default=300, ge=1, le=7 * 86400)
     leader_only: bool = False
     enabled: bool = True
+    skip_foreign_active_groups: bool | None = Field(
+        default=None,
+        description=(
+            "KIP-762: skip (and warn in the run) any topic an active consumer group outside the policy's "
+            "consumers may read; default: on for policies with Connect sinks or all_groups"
+        ),
+    )
+    await_previous_deletion: bool | None = Field(
+        default=None,
+        description=(
+            "Start no sweep while a deletion of the previous sweep is not terminal; default: on for "
+            "policies with Connect sinks"
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _connectors_for_topics(self) -> PolicyCreate:
+        connect = isinstance(self.consumers, ConsumerChoice) and self.consumers.connect is not None
+        if self.topics.read_by_connectors and not connect:
+            raise ValueError("topics.read_by_connectors needs Connect sinks among the consumers")
+        return self
 
 
 class PolicyUpdate(BaseModel):
@@ -190,6 +243,8 @@ class PolicyUpdate(BaseModel):
     interval_seconds: int | None = Field(default=None, ge=1, le=7 * 86400)
     leader_only: bool | None = None
     enabled: bool | None = None
+    skip_foreign_active_groups: bool | None = None
+    await_previous_deletion: bool | None = None
 
 
 class PolicyRead(BaseModel):
@@ -202,6 +257,8 @@ class PolicyRead(BaseModel):
     interval_seconds: int
     leader_only: bool
     enabled: bool
+    skip_foreign_active_groups: bool
+    await_previous_deletion: bool
     owner: str
     created_at: datetime
     updated_at: datetime
@@ -232,6 +289,7 @@ class PolicyRunRead(BaseModel):
     skipped: list[SkippedPartition] = Field(description="The first skipped partitions with their reasons")
     warnings: list[str]
     deletion_id: str | None
+    deletion_ids: list[str] = Field(description="Every deletion of the run (a large sweep makes several)")
     error: str | None
 
 
