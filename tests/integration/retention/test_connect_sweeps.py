@@ -305,3 +305,13 @@ async def test_the_lease_is_renewed_during_a_slow_sweep(
     await asyncio.sleep(0.5)
     assert await other.run_once() == 0
     assert await sweeping == 1
+
+
+async def test_topics_read_by_connectors_need_connect_to_create(
+    client: httpx.AsyncClient, alice: dict[str, str], inter: str, connect_server: ConnectRestServer
+) -> None:
+    connect_server.connectors["s3-sink"] = sink(inter)
+    connect_server.stop()
+    response = await client.post(POLICIES, json=connect_policy(["s3-sink"]), headers=alice)
+    assert response.status_code == 503, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
