@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import repeat
 
 from app.domain.connect import Sink
 from app.domain.ports import GroupInfo, TopicPartition
@@ -176,16 +177,18 @@ class SweepPlan:
 Consumer = tuple[str, Mapping[TopicPartition, int]]
 
 
-def committed_topics(view: ClusterView) -> dict[str, set[str]]:
-    """Per group, the topics it has a commit on (one pass over every commit)."""
+def committed_groups(view: ClusterView, partitions: Sequence[TopicPartition]) -> set[str]:
+    """The groups with a commit on any of ``partitions`` (one topic's; a group that committed usually did
+    on the first partition looked at, so this seldom reads every commit)."""
     return {
-        group: {tp.topic for tp, offset in offsets.items() if offset >= 0}
+        group
         for group, offsets in view.group_offsets.items()
+        if any(offsets.get(tp, -1) >= 0 for tp in partitions)
     }
 
 
 def _required_consumers(
-    rules: RetentionRules, view: ClusterView, topic: str, committed: Mapping[str, set[str]]
+    rules: RetentionRules, view: ClusterView, topic: str, committed: set[str]
 ) -> list[Consumer]:
     """(label, positions) of every consumer that bounds ``topic``."""
     empty: Mapping[TopicPartition, int] = {}
@@ -199,9 +202,7 @@ def _required_consumers(
         groups = [(f"group:{g}", view.group_offsets.get(g, empty)) for g in rules.consumers.groups]
         return groups + spark
     with_commits = [
-        (f"group:{g}", view.group_offsets[g])
-        for g in sorted(committed)
-        if not is_spark_source_group(g) and topic in committed[g]
+        (f"group:{g}", view.group_offsets[g]) for g in sorted(committed) if not is_spark_source_group(g)
     ]
     return with_commits + spark
 
@@ -225,7 +226,7 @@ def _covered_groups(rules: RetentionRules, view: ClusterView, consumers: list[Co
 
 
 def _topic_gate(
-    rules: RetentionRules, view: ClusterView, topic: str, committed: Mapping[str, set[str]]
+    rules: RetentionRules, view: ClusterView, topic: str, committed: set[str]
 ) -> tuple[list[Consumer], Skip | None]:
     """The topic's consumers, or why no partition of it may be touched."""
     consumers = _required_consumers(rules, view, topic, committed)
@@ -254,6 +255,19 @@ def _topic_gate(
     if not consumers:
         return consumers, Skip(SkipReason.NO_CONSUMERS, f"no consumer has committed on {topic}")
     return consumers, None
+
+
+def _position_bounds(
+    partitions: Sequence[TopicPartition], consumers: list[Consumer]
+) -> tuple[list[int], list[int]]:
+    """Per partition, the lowest and highest position over ``consumers`` (never empty here; -1: none).
+
+    Column by column, so the work per (partition, consumer) pair runs in C: a sweep of 100,000
+    partitions with 200 groups looks at 20 million positions."""
+    columns = [list(map(found.get, partitions, repeat(-1))) for _, found in consumers]
+    if len(columns) == 1:
+        return columns[0], columns[0]
+    return list(map(min, *columns)), list(map(max, *columns))
 
 
 def _safe_offset(tp: TopicPartition, offsets: PartitionOffsets, consumers: list[Consumer]) -> int | Skip:
@@ -291,28 +305,46 @@ def _cut(rules: RetentionRules, tp: TopicPartition, offsets: PartitionOffsets, s
     )
 
 
-def plan_sweep(rules: RetentionRules, view: ClusterView) -> SweepPlan:
-    """Decide every partition of ``view.partitions`` and ``view.failed_partitions``."""
-    plan = SweepPlan()
-    for tp, error in view.failed_partitions.items():
-        plan.skipped[tp] = Skip(SkipReason.OFFSET_QUERY_FAILED, f"offsets of {tp} unknown: {error}")
-    gates: dict[str, tuple[list[Consumer], Skip | None]] = {}
-    committed = committed_topics(view) if rules.consumers.all_groups else {}
-    for tp in sorted(view.partitions):
-        if tp.topic not in gates:
-            gates[tp.topic] = _topic_gate(rules, view, tp.topic, committed)
-            if (gate := gates[tp.topic][1]) is not None and gate.reason == SkipReason.FOREIGN_ACTIVE_GROUP:
-                plan.warnings.append(gate.detail)
-        consumers, gate = gates[tp.topic]
-        if gate is not None:
-            plan.skipped[tp] = gate
-            continue
+def _decide(
+    rules: RetentionRules,
+    view: ClusterView,
+    plan: SweepPlan,
+    consumers: list[Consumer],
+    partitions: Sequence[TopicPartition],
+) -> None:
+    lows, highs = _position_bounds(partitions, consumers)
+    for tp, low, high in zip(partitions, lows, highs, strict=True):
         offsets = view.partitions[tp]
-        decided = _safe_offset(tp, offsets, consumers)
+        safe_now = low >= 0 and high <= offsets.high_watermark
+        decided = low if safe_now else _safe_offset(tp, offsets, consumers)
         if isinstance(decided, int):
             decided = _cut(rules, tp, offsets, decided)
         if isinstance(decided, Skip):
             plan.skipped[tp] = decided
         else:
             plan.deletions[tp] = decided
+
+
+def plan_sweep(rules: RetentionRules, view: ClusterView) -> SweepPlan:
+    """Decide every partition of ``view.partitions`` and ``view.failed_partitions``."""
+    plan = SweepPlan()
+    for tp, error in view.failed_partitions.items():
+        plan.skipped[tp] = Skip(SkipReason.OFFSET_QUERY_FAILED, f"offsets of {tp} unknown: {error}")
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in sorted(view.partitions):
+        by_topic.setdefault(tp.topic, []).append(tp)
+    # Topics bounded by the same consumers are decided together (one column per consumer).
+    batches: dict[tuple[str, ...], tuple[list[Consumer], list[TopicPartition]]] = {}
+    for topic, partitions in by_topic.items():
+        committed = committed_groups(view, partitions) if rules.consumers.all_groups else set()
+        consumers, gate = _topic_gate(rules, view, topic, committed)
+        if gate is not None:
+            if gate.reason == SkipReason.FOREIGN_ACTIVE_GROUP:
+                plan.warnings.append(gate.detail)
+            plan.skipped.update(dict.fromkeys(partitions, gate))
+            continue
+        key = tuple(label for label, _ in consumers)
+        batches.setdefault(key, (consumers, []))[1].extend(partitions)
+    for consumers, partitions in batches.values():
+        _decide(rules, view, plan, consumers, partitions)
     return plan

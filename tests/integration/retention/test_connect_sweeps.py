@@ -5,14 +5,14 @@ over HTTP. Runs on both databases."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 from helpers.connect_rest import ConnectRestServer, sink
 from helpers.kafka_records import produce
-from helpers.retention import active_group, commit, wait_until
+from helpers.retention import active_group, commit, grant, wait_until
 from pydantic import SecretStr
 
 from app.settings import ConnectSettings, LimitSettings, Settings
@@ -315,3 +315,23 @@ async def test_topics_read_by_connectors_need_connect_to_create(
     response = await client.post(POLICIES, json=connect_policy(["s3-sink"]), headers=alice)
     assert response.status_code == 503, response.text
     assert response.headers["content-type"].startswith("application/problem+json")
+
+
+async def test_a_connect_policy_needs_describe_on_cluster_and_delete_on_what_sinks_read(
+    client: httpx.AsyncClient,
+    alice: dict[str, str],
+    headers_for: Callable[[str], Awaitable[dict[str, str]]],
+    inter: str,
+    connect_server: ConnectRestServer,
+) -> None:
+    connect_server.connectors["s3-sink"] = sink(f"{inter},other")
+    bob = await headers_for("bob")
+    await grant(client, alice, "User:bob", "DELETE", f"TOPIC:{inter}")
+    assert (await client.post(POLICIES, json=connect_policy(["s3-sink"]), headers=bob)).status_code == 403
+    await grant(client, alice, "User:bob", "DESCRIBE", "CLUSTER:kafka-cluster")
+    assert (await client.post(POLICIES, json=connect_policy(["s3-sink"]), headers=bob)).status_code == 403
+    narrowed = connect_policy(["s3-sink"], topics={"read_by_connectors": True, "names": [inter]})
+    assert (await client.post(POLICIES, json=narrowed, headers=bob)).status_code == 201
+    await grant(client, alice, "User:bob", "DELETE", "TOPIC:other")
+    created = await client.post(POLICIES, json=connect_policy(["s3-sink"], name="all"), headers=bob)
+    assert created.status_code == 201, created.text
