@@ -257,29 +257,18 @@ def _topic_gate(
     return consumers, None
 
 
-BOUNDS_CHUNK = 2048
-
-
 def _position_bounds(
     partitions: Sequence[TopicPartition], consumers: list[Consumer]
 ) -> tuple[list[int], list[int]]:
     """Per partition, the lowest and highest position over ``consumers`` (never empty here; -1: none).
 
-    Column by column, so the work per (partition, consumer) pair runs in C (a sweep of 100,000
-    partitions with 200 groups looks at 20 million positions), in chunks of partitions whose columns
-    stay in the CPU's caches while they are reduced."""
-    lows: list[int] = []
-    highs: list[int] = []
-    for start in range(0, len(partitions), BOUNDS_CHUNK):
-        chunk = partitions[start : start + BOUNDS_CHUNK]
-        columns = [list(map(found.get, chunk, repeat(-1))) for _, found in consumers]
-        if len(columns) == 1:
-            lows += columns[0]
-            highs += columns[0]
-        else:
-            lows += map(min, *columns)
-            highs += map(max, *columns)
-    return lows, highs
+    Column by column over all the partitions at once, so the work per (partition, consumer) pair runs
+    in C: a sweep of 100,000 partitions with 200 groups looks at 20 million positions. Whole columns
+    are faster than chunks of partitions, which walk every consumer's dictionary once per chunk."""
+    columns = [list(map(found.get, partitions, repeat(-1))) for _, found in consumers]
+    if len(columns) == 1:
+        return columns[0], columns[0]
+    return list(map(min, *columns)), list(map(max, *columns))
 
 
 def _safe_offset(tp: TopicPartition, offsets: PartitionOffsets, consumers: list[Consumer]) -> int | Skip:
