@@ -31,35 +31,9 @@ from enum import StrEnum
 from itertools import repeat
 
 from app.domain.connect import Sink
+from app.domain.consumer_groups import group_is_active, group_may_read, is_spark_source_group
 from app.domain.ports import GroupInfo, TopicPartition
 from app.domain.topic_patterns import compile_topic_pattern
-
-SPARK_GROUP_PREFIX = "spark-kafka-source-"
-ACTIVE_GROUP_STATES = frozenset(
-    {"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
-)
-
-
-def is_spark_source_group(group_id: str) -> bool:
-    return group_id.startswith(SPARK_GROUP_PREFIX)
-
-
-def group_is_active(group: GroupInfo) -> bool:
-    return bool(group.members) and group.state in ACTIVE_GROUP_STATES
-
-
-def group_may_read(group: GroupInfo, topic: str) -> bool:
-    """Whether an active group's members may read ``topic``. Subscriptions and assignments are known only
-    while the group is Stable, and a member whose metadata did not decode may read anything."""
-    if group.protocol_type not in ("consumer", ""):
-        return False  # e.g. a Connect worker group: its members read no topic through it
-    if group.state != "Stable":
-        return True
-    for member in group.members:
-        topics = set(member.subscribed_topics) | {tp.topic for tp in member.assigned}
-        if not topics or topic in topics:
-            return True
-    return False
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from app.domain.retention import SPARK_GROUP_PREFIX
+from app.domain.consumer_groups import SPARK_GROUP_PREFIX
 from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
 from app.schemas.deletions import INT64_MAX, TopicName
 

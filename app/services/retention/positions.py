@@ -12,8 +12,9 @@ from app.adapters.db.repositories import consumers as consumer_repo
 from app.adapters.db.retention_models import RetentionPolicy
 from app.adapters.db.session import read_session
 from app.domain.connect import SinkReading
+from app.domain.consumer_groups import is_spark_source_group
 from app.domain.ports import GroupInfo, TopicPartition
-from app.domain.retention import ClusterView, PartitionOffsets, RetentionRules, is_spark_source_group
+from app.domain.retention import ClusterView, PartitionOffsets, RetentionRules
 from app.errors import PurgeError
 from app.integrations.spark.checkpoint import CheckpointError, read_committed_offsets
 from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused, CheckpointRoots
