@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +29,8 @@ from app.errors import FieldError, NotFound, ServiceUnavailable, ValidationFaile
 from app.services.retention.connect import connector_topics, policy_sinks
 from app.services.runtime import Runtime
 
+log = logging.getLogger("kafka_purge.retention")
+
 
 async def _authorize_connector_topics(
     runtime: Runtime, principal: Principal, cluster: str, consumers: Mapping[str, Any], request_id: str
@@ -35,7 +38,10 @@ async def _authorize_connector_topics(
     try:
         reading = await policy_sinks(runtime, consumers, await runtime.gateway.list_topics(cluster))
     except ConnectUnavailable as exc:
-        raise ServiceUnavailable(f"the topics the connectors read are unknown: {exc}") from None
+        # The problem names no address: the Connect cluster's URL is the operator's, not the caller's.
+        log.warning("Kafka Connect unreadable while a policy was authorized: %s", exc)
+        detail = f"Kafka Connect cluster {consumers['connect']['cluster']!r} cannot be read now"
+        raise ServiceUnavailable(f"{detail}: the topics its sinks read are unknown") from None
     names = connector_topics(reading) if reading is not None else set()
     if names:
         await runtime.authorization.check_delete_topics(

@@ -315,6 +315,7 @@ async def test_topics_read_by_connectors_need_connect_to_create(
     response = await client.post(POLICIES, json=connect_policy(["s3-sink"]), headers=alice)
     assert response.status_code == 503, response.text
     assert response.headers["content-type"].startswith("application/problem+json")
+    assert connect_server.url not in response.text
 
 
 async def test_a_connect_policy_needs_describe_on_cluster_and_delete_on_what_sinks_read(
