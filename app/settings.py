@@ -2,7 +2,9 @@
 
 Nested groups are addressed with one underscore after the group name, e.g. ``PURGE_DATABASE_URL``,
 ``PURGE_AUTH_DEV_ISSUER``, ``PURGE_WORKER_LEASE_SECONDS``. Clusters are a JSON object in
-``PURGE_CLUSTERS`` (name -> connection settings). Unsafe combinations are refused at start-up.
+``PURGE_CLUSTERS`` (name -> connection settings), Kafka Connect clusters in ``PURGE_CONNECT`` (name ->
+REST URL, the Kafka cluster its workers use, and basic or bearer credentials). Unsafe combinations are
+refused at start-up.
 """
 
 from __future__ import annotations
@@ -79,6 +81,35 @@ class ClusterSettings(SettingsGroup):
             self.sasl_mechanism and self.sasl_username and self.sasl_password
         ):
             raise ValueError("SASL clusters need sasl_mechanism, sasl_username and sasl_password")
+        return self
+
+
+class ConnectSettings(SettingsGroup):
+    """One Kafka Connect cluster's REST API, read by retention sweeps to learn its sink connectors.
+
+    ``kafka_cluster`` names the ``PURGE_CLUSTERS`` entry its workers read from. Credentials: HTTP basic
+    (``username`` and ``password`` or ``password_file``) or a bearer token (``token`` or ``token_file``);
+    a file is read at every request, so a rotated secret is picked up without a restart."""
+
+    url: str = Field(min_length=1, pattern=r"^https?://")
+    kafka_cluster: str = Field(min_length=1)
+    username: str | None = None
+    password: SecretStr | None = None
+    password_file: Path | None = None
+    token: SecretStr | None = None
+    token_file: Path | None = None
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+
+    @model_validator(mode="after")
+    def _one_credential(self) -> ConnectSettings:
+        basic = self.username is not None or self.password is not None or self.password_file is not None
+        bearer = self.token is not None or self.token_file is not None
+        if basic and bearer:
+            raise ValueError("give basic credentials or a bearer token, not both")
+        if basic and (self.username is None or (self.password is None) == (self.password_file is None)):
+            raise ValueError("basic credentials need username and one of password or password_file")
+        if self.token is not None and self.token_file is not None:
+            raise ValueError("give token or token_file, not both")
         return self
 
 
@@ -220,6 +251,7 @@ class Settings(BaseSettings):
 
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
+    connect: dict[str, ConnectSettings] = Field(default_factory=dict)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
@@ -246,6 +278,15 @@ class Settings(BaseSettings):
             raise ValueError(
                 "configure PURGE_AUTH_ISSUER and PURGE_AUTH_JWKS_URL, or PURGE_AUTH_DEV_ISSUER=true"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _connect_clusters_known(self) -> Settings:
+        for name, connect in self.connect.items():
+            if connect.kafka_cluster not in self.clusters:
+                raise ValueError(
+                    f"Connect cluster {name!r} names unknown Kafka cluster {connect.kafka_cluster!r}"
+                )
         return self
 
     @field_validator("super_users")

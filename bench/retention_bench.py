@@ -10,7 +10,11 @@
    receives a Spark consumer's progress report (the listener's PUT); timed until the partition's log start
    offset on the leader reached the reported offset.
 
-Run: ``.venv/bin/python bench/retention_bench.py [--partitions 10000] [--groups 100] [--reports 10]``
+4. With ``--scale N``: planning over N partitions x ``--groups`` groups, and a whole sweep of N
+   partitions on PostgreSQL (several deletions) against the direct DeleteRecords (``retention_scale``).
+
+Run: ``.venv/bin/python bench/retention_bench.py [--partitions 10000] [--groups 100] [--reports 10]``,
+or ``PYTHONPATH=. .venv/bin/python bench/retention_bench.py --scale 100000 --groups 200``
 """
 
 from __future__ import annotations
@@ -129,6 +133,8 @@ def bench_policy(groups: int) -> RetentionPolicy:
         interval_seconds=60,
         leader_only=False,
         enabled=True,
+        skip_foreign_active_groups=False,
+        await_previous_deletion=False,
         owner="User:etl",
         owner_groups=[],
         owner_host="127.0.0.1",
@@ -241,7 +247,14 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=100)
     parser.add_argument("--reports", type=int, default=10)
     parser.add_argument("--sweeps", type=int, default=3)
+    parser.add_argument("--scale", type=int, default=0, help="partitions of the scaled sweep (PostgreSQL)")
     args = parser.parse_args()
+    if args.scale:
+        from retention_scale import scaled_sweep
+
+        planning(args.scale, args.groups, runs=3)
+        print(asyncio.run(scaled_sweep(args.scale)))
+        return
     planning(args.partitions, args.groups)
     asyncio.run(whole_sweep(args.partitions, args.groups, args.sweeps))
     asyncio.run(latency(args.reports))

@@ -129,6 +129,8 @@ POLICY_CREATED_EXAMPLE: Examples = {
     "interval_seconds": 60,
     "leader_only": False,
     "enabled": True,
+    "skip_foreign_active_groups": False,
+    "await_previous_deletion": False,
     "owner": "User:admin",
     "created_at": _ACCEPTED_AT,
     "updated_at": _ACCEPTED_AT,

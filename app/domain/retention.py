@@ -9,8 +9,12 @@ min commit offset to -1"): a partition is skipped, with a reason, when
 - a required consumer has no position on it (``consumer_without_position``),
 - any offset query failed (``offset_query_failed``),
 - a position is beyond the high watermark, e.g. the topic was re-created (``position_beyond_high_watermark``),
-- with ``all_groups``: a group is active on the topic but not covered (``foreign_active_group``, KIP-762's
-  check), or no group has committed on it at all (``no_consumers``),
+- with ``all_groups`` or the policy's ``skip_foreign_active_groups``: a group is active on the topic but
+  not covered (``foreign_active_group``, KIP-762's check; warned in the run), or no consumer bounds the
+  topic at all (``no_consumers``),
+- a Kafka Connect sink reading the topic is paused, failed or has a task not running
+  (``connector_not_running``), or a connector the policy names is missing or its topics cannot be
+  known (``connector_topics_unknown``, decided by the sweep: every partition is held back),
 - the policy's owner may no longer DELETE on the topic (``owner_not_authorized``, decided by the sweep),
 - the cut would not move the log start offset by at least ``min_records`` (``nothing_to_delete``,
   ``below_min_records``, ``records_too_young`` when only ``min_age_seconds`` holds it back).
@@ -24,37 +28,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import repeat
 
+from app.domain.connect import Sink
+from app.domain.consumer_groups import group_is_active, group_may_read, is_spark_source_group
 from app.domain.ports import GroupInfo, TopicPartition
 from app.domain.topic_patterns import compile_topic_pattern
-
-SPARK_GROUP_PREFIX = "spark-kafka-source-"
-ACTIVE_GROUP_STATES = frozenset({"Stable", "PreparingRebalance", "CompletingRebalance"})
-ACTIVE_GROUP_STATES = frozenset(
-    {"Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
-)
-
-
-def is_spark_source_group(group_id: str) -> bool:
-    return group_id.startswith(SPARK_GROUP_PREFIX)
-
-
-def group_is_active(group: GroupInfo) -> bool:
-    return bool(group.members) and group.state in ACTIVE_GROUP_STATES
-
-
-def group_may_read(group: GroupInfo, topic: str) -> bool:
-    """Whether an active group's members may read ``topic``. Subscriptions and assignments are known only
-    while the group is Stable, and a member whose metadata did not decode may read anything."""
-    if group.protocol_type not in ("consumer", ""):
-        return False  # e.g. a Connect worker group: its members read no topic through it
-    if group.state != "Stable":
-        return True
-    for member in group.members:
-        topics = set(member.subscribed_topics) | {tp.topic for tp in member.assigned}
-        if not topics or topic in topics:
-            return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -85,19 +64,24 @@ class TopicSelector:
 
 @dataclass(frozen=True)
 class ConsumerSelection:
-    """The consumers whose positions bound deletion: named groups and Spark consumers, or every group."""
+    """The consumers whose positions bound deletion: named groups, or every group, Spark consumers, and
+    Kafka Connect sinks (resolved at each sweep into ``ClusterView.sinks``)."""
 
     groups: tuple[str, ...] = ()
     spark: tuple[str, ...] = ()
     all_groups: bool = False
+    connect: bool = False
 
 
 @dataclass(frozen=True)
 class RetentionRules:
-    topics: TopicSelector
+    """``topics`` is None when the policy covers exactly the topics its Connect sinks read."""
+
+    topics: TopicSelector | None
     consumers: ConsumerSelection
     min_age_seconds: int = 0
     min_records: int = 1
+    skip_foreign_active_groups: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,6 +109,8 @@ class ClusterView:
     failed_consumers: Mapping[str, str] = field(default_factory=dict)
     spark_offsets: Mapping[str, Mapping[TopicPartition, int]] = field(default_factory=dict)
     groups: Sequence[GroupInfo] = ()
+    sinks: Sequence[Sink] = ()
+    held_topics: Mapping[str, str] = field(default_factory=dict)
 
 
 class SkipReason(StrEnum):
@@ -137,6 +123,8 @@ class SkipReason(StrEnum):
     BELOW_MIN_RECORDS = "below_min_records"
     RECORDS_TOO_YOUNG = "records_too_young"
     OWNER_NOT_AUTHORIZED = "owner_not_authorized"
+    CONNECTOR_NOT_RUNNING = "connector_not_running"
+    CONNECTOR_TOPICS_UNKNOWN = "connector_topics_unknown"
 
 
 @dataclass(frozen=True)
@@ -163,67 +151,98 @@ class SweepPlan:
 Consumer = tuple[str, Mapping[TopicPartition, int]]
 
 
-def committed_topics(view: ClusterView) -> dict[str, set[str]]:
-    """Per group, the topics it has a commit on (one pass over every commit)."""
+def committed_groups(view: ClusterView, partitions: Sequence[TopicPartition]) -> set[str]:
+    """The groups with a commit on any of ``partitions`` (one topic's; a group that committed usually did
+    on the first partition looked at, so this seldom reads every commit)."""
     return {
-        group: {tp.topic for tp, offset in offsets.items() if offset >= 0}
+        group
         for group, offsets in view.group_offsets.items()
+        if any(offsets.get(tp, -1) >= 0 for tp in partitions)
     }
 
 
 def _required_consumers(
-    rules: RetentionRules, view: ClusterView, topic: str, committed: Mapping[str, set[str]]
+    rules: RetentionRules, view: ClusterView, topic: str, committed: set[str]
 ) -> list[Consumer]:
     """(label, positions) of every consumer that bounds ``topic``."""
     empty: Mapping[TopicPartition, int] = {}
     spark = [(f"spark:{name}", view.spark_offsets.get(name, empty)) for name in rules.consumers.spark]
+    spark += [
+        (f"connect:{sink.connector}", view.group_offsets.get(sink.group, empty))
+        for sink in view.sinks
+        if topic in sink.topics
+    ]
     if not rules.consumers.all_groups:
         groups = [(f"group:{g}", view.group_offsets.get(g, empty)) for g in rules.consumers.groups]
         return groups + spark
     with_commits = [
-        (f"group:{g}", view.group_offsets[g])
-        for g in sorted(committed)
-        if not is_spark_source_group(g) and topic in committed[g]
+        (f"group:{g}", view.group_offsets[g]) for g in sorted(committed) if not is_spark_source_group(g)
     ]
     return with_commits + spark
 
 
-def _foreign_groups(view: ClusterView, topic: str, covered: set[str]) -> list[str]:
+def _foreign_groups(view: ClusterView, topic: str, covered: set[str], spark_covered: bool) -> list[str]:
+    """Active groups that may read ``topic`` and are not the policy's. A Spark source group counts as the
+    policy's only when the policy names Spark consumers and not every group (its offsets mean nothing)."""
     return sorted(
         g.group_id
         for g in view.groups
         if group_is_active(g)
         and group_may_read(g, topic)
-        and (g.group_id not in covered or is_spark_source_group(g.group_id))
+        and g.group_id not in covered
+        and not (spark_covered and is_spark_source_group(g.group_id))
     )
 
 
+def _covered_groups(rules: RetentionRules, view: ClusterView, consumers: list[Consumer]) -> set[str]:
+    covered = {label.removeprefix("group:") for label, _ in consumers if label.startswith("group:")}
+    return covered | set(rules.consumers.groups) | {sink.group for sink in view.sinks}
+
+
 def _topic_gate(
-    rules: RetentionRules, view: ClusterView, topic: str, committed: Mapping[str, set[str]]
+    rules: RetentionRules, view: ClusterView, topic: str, committed: set[str]
 ) -> tuple[list[Consumer], Skip | None]:
     """The topic's consumers, or why no partition of it may be touched."""
     consumers = _required_consumers(rules, view, topic, committed)
+    if topic in view.held_topics:
+        return consumers, Skip(SkipReason.CONNECTOR_NOT_RUNNING, view.held_topics[topic])
     labels = {label for label, _ in consumers}
     failed = sorted(
         label
         for label in view.failed_consumers
-        if label in labels or (rules.consumers.all_groups and label.startswith("group:"))
+        if label in labels
+        or (rules.consumers.all_groups and label.startswith("group:"))
+        or (label == "group:*" and rules.skip_foreign_active_groups)
     )
     if failed:
         return consumers, Skip(
             SkipReason.OFFSET_QUERY_FAILED, f"committed offsets of {', '.join(failed)} unknown"
         )
-    if rules.consumers.all_groups:
-        covered = {label.removeprefix("group:") for label, _ in consumers if label.startswith("group:")}
-        foreign = _foreign_groups(view, topic, covered)
+    if rules.consumers.all_groups or rules.skip_foreign_active_groups:
+        spark_covered = bool(rules.consumers.spark) and not rules.consumers.all_groups
+        foreign = _foreign_groups(view, topic, _covered_groups(rules, view, consumers), spark_covered)
         if foreign:
             return consumers, Skip(
                 SkipReason.FOREIGN_ACTIVE_GROUP,
-                f"active group(s) without committed offsets on {topic}: {', '.join(foreign[:10])}",
+                f"active group(s) outside the policy's consumers on {topic}: {', '.join(foreign[:10])}",
             )
     if not consumers:
         return consumers, Skip(SkipReason.NO_CONSUMERS, f"no consumer has committed on {topic}")
     return consumers, None
+
+
+def _position_bounds(
+    partitions: Sequence[TopicPartition], consumers: list[Consumer]
+) -> tuple[list[int], list[int]]:
+    """Per partition, the lowest and highest position over ``consumers`` (never empty here; -1: none).
+
+    Column by column over all the partitions at once, so the work per (partition, consumer) pair runs
+    in C: a sweep of 100,000 partitions with 200 groups looks at 20 million positions. Whole columns
+    are faster than chunks of partitions, which walk every consumer's dictionary once per chunk."""
+    columns = [list(map(found.get, partitions, repeat(-1))) for _, found in consumers]
+    if len(columns) == 1:
+        return columns[0], columns[0]
+    return list(map(min, *columns)), list(map(max, *columns))
 
 
 def _safe_offset(tp: TopicPartition, offsets: PartitionOffsets, consumers: list[Consumer]) -> int | Skip:
@@ -261,28 +280,46 @@ def _cut(rules: RetentionRules, tp: TopicPartition, offsets: PartitionOffsets, s
     )
 
 
-def plan_sweep(rules: RetentionRules, view: ClusterView) -> SweepPlan:
-    """Decide every partition of ``view.partitions`` and ``view.failed_partitions``."""
-    plan = SweepPlan()
-    for tp, error in view.failed_partitions.items():
-        plan.skipped[tp] = Skip(SkipReason.OFFSET_QUERY_FAILED, f"offsets of {tp} unknown: {error}")
-    gates: dict[str, tuple[list[Consumer], Skip | None]] = {}
-    committed = committed_topics(view) if rules.consumers.all_groups else {}
-    for tp in sorted(view.partitions):
-        if tp.topic not in gates:
-            gates[tp.topic] = _topic_gate(rules, view, tp.topic, committed)
-            if (gate := gates[tp.topic][1]) is not None and gate.reason == SkipReason.FOREIGN_ACTIVE_GROUP:
-                plan.warnings.append(gate.detail)
-        consumers, gate = gates[tp.topic]
-        if gate is not None:
-            plan.skipped[tp] = gate
-            continue
+def _decide(
+    rules: RetentionRules,
+    view: ClusterView,
+    plan: SweepPlan,
+    consumers: list[Consumer],
+    partitions: Sequence[TopicPartition],
+) -> None:
+    lows, highs = _position_bounds(partitions, consumers)
+    for tp, low, high in zip(partitions, lows, highs, strict=True):
         offsets = view.partitions[tp]
-        decided = _safe_offset(tp, offsets, consumers)
+        safe_now = low >= 0 and high <= offsets.high_watermark
+        decided = low if safe_now else _safe_offset(tp, offsets, consumers)
         if isinstance(decided, int):
             decided = _cut(rules, tp, offsets, decided)
         if isinstance(decided, Skip):
             plan.skipped[tp] = decided
         else:
             plan.deletions[tp] = decided
+
+
+def plan_sweep(rules: RetentionRules, view: ClusterView) -> SweepPlan:
+    """Decide every partition of ``view.partitions`` and ``view.failed_partitions``."""
+    plan = SweepPlan()
+    for tp, error in view.failed_partitions.items():
+        plan.skipped[tp] = Skip(SkipReason.OFFSET_QUERY_FAILED, f"offsets of {tp} unknown: {error}")
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in sorted(view.partitions):
+        by_topic.setdefault(tp.topic, []).append(tp)
+    # Topics bounded by the same consumers are decided together (one column per consumer).
+    batches: dict[tuple[str, ...], tuple[list[Consumer], list[TopicPartition]]] = {}
+    for topic, partitions in by_topic.items():
+        committed = committed_groups(view, partitions) if rules.consumers.all_groups else set()
+        consumers, gate = _topic_gate(rules, view, topic, committed)
+        if gate is not None:
+            if gate.reason == SkipReason.FOREIGN_ACTIVE_GROUP:
+                plan.warnings.append(gate.detail)
+            plan.skipped.update(dict.fromkeys(partitions, gate))
+            continue
+        key = tuple(label for label, _ in consumers)
+        batches.setdefault(key, (consumers, []))[1].extend(partitions)
+    for consumers, partitions in batches.values():
+        _decide(rules, view, plan, consumers, partitions)
     return plan

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from app.domain.retention import SPARK_GROUP_PREFIX
+from app.domain.consumer_groups import SPARK_GROUP_PREFIX
 from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
 from app.schemas.deletions import INT64_MAX, TopicName
 
@@ -116,7 +116,9 @@ class ProgressResult(BaseModel):
 
 
 class TopicSelection(BaseModel):
-    """Exactly one of ``prefix``, ``regex`` (RE2 syntax, full match, at most 512 characters) or ``names``.
+    """Exactly one of ``prefix``, ``regex`` (RE2 syntax, full match, at most 512 characters) or ``names``;
+    or ``read_by_connectors``: the topics the policy's Kafka Connect sinks read (KIP-762's
+    ``delete.committed.topics``), intersected with at most one of the others.
 
     The regex is compiled here (RE2 is linear-time, so compiling it costs little); it is first matched
     against topics after the caller was authenticated."""
@@ -132,16 +134,42 @@ class TopicSelection(BaseModel):
     names: list[TopicName] | None = Field(
         default=None, min_length=1, max_length=10_000, description="These topics, by name"
     )
+    read_by_connectors: Literal[True] | None = Field(
+        default=None, description="Exactly the topics the policy's Kafka Connect sinks read now"
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TopicSelection:
-        if sum(v is not None for v in (self.prefix, self.regex, self.names)) != 1:
-            raise ValueError("give exactly one of prefix, regex or names")
+        chosen = sum(v is not None for v in (self.prefix, self.regex, self.names))
+        if self.read_by_connectors and chosen > 1:
+            raise ValueError("read_by_connectors is intersected with at most one of prefix, regex or names")
+        if not self.read_by_connectors and chosen != 1:
+            raise ValueError("give exactly one of prefix, regex or names, or read_by_connectors")
         if self.regex is not None:
             try:
                 compile_topic_pattern(self.regex)
             except TopicPatternError as exc:
                 raise ValueError(str(exc)) from None
+        return self
+
+
+class ConnectChoice(BaseModel):
+    """Sink connectors of a Kafka Connect cluster (``PURGE_CONNECT``) whose consumer groups bound
+    deletion; ``all_sinks``: every sink connector the Connect cluster runs at each sweep."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    cluster: ConsumerName = Field(description="The Connect cluster, as named in PURGE_CONNECT")
+    connectors: list[ConsumerName] | Literal["all_sinks"] = Field(
+        description='Connector names, or "all_sinks"'
+    )
+
+    @model_validator(mode="after")
+    def _someone(self) -> ConnectChoice:
+        if isinstance(self.connectors, list) and not self.connectors:
+            raise ValueError('name at least one connector, or use "all_sinks"')
+        if isinstance(self.connectors, list) and len(self.connectors) > 1000:
+            raise ValueError("at most 1000 connectors")
         return self
 
 
@@ -153,25 +181,34 @@ class ConsumerChoice(BaseModel):
         max_length=1000,
         description="Kafka consumer groups that must have committed past a record before it may go",
     )
+    all_groups: bool = Field(default=False, description="Every consumer group of the cluster")
     spark: list[ConsumerName] = Field(
         default_factory=list,
         max_length=1000,
         description="Registered Spark consumers that must have reported past a record before it may go",
     )
+    connect: ConnectChoice | None = Field(
+        default=None, description="Kafka Connect sink connectors whose consumer groups must have committed"
+    )
 
     @model_validator(mode="after")
     def _someone(self) -> ConsumerChoice:
-        if not self.groups and not self.spark:
-            raise ValueError('name at least one group or Spark consumer, or use "all_groups"')
+        if self.all_groups and self.groups:
+            raise ValueError("all_groups covers every group: name no groups beside it")
+        if not (self.groups or self.all_groups or self.spark or self.connect):
+            raise ValueError('name at least one group, Spark consumer or Connect sink, or use "all_groups"')
         return self
 
 
 Consumers = ConsumerChoice | Literal["all_groups"]
 
-TOPICS_HELP = "The topics it trims: exactly one of prefix, regex (RE2, full match) or names"
+TOPICS_HELP = (
+    "The topics it trims: exactly one of prefix, regex (RE2, full match) or names, or read_by_connectors "
+    "(intersected with at most one of them)"
+)
 CONSUMERS_HELP = (
-    "Who must have read a record before it may go: Kafka groups and Spark consumers, or all_groups "
-    "(every group with commits on the topic)"
+    "Who must have read a record before it may go: Kafka groups, Spark consumers and Connect sinks, or "
+    "all_groups (every group with commits on the topic)"
 )
 MIN_AGE_HELP = "Keep records younger than this many seconds"
 MIN_RECORDS_HELP = "Skip a partition unless the cut is at least this many records past its log start offset"
@@ -179,6 +216,14 @@ INTERVAL_HELP = "Seconds between sweeps"
 LEADER_ONLY_HELP = "Its deletions succeed once the leader truncated (DeleteRecords v3)"
 ENABLED_HELP = "Whether it sweeps"
 UNCHANGED = "Omitted: unchanged. "
+SKIP_FOREIGN_HELP = (
+    "KIP-762: skip (and warn in the run) any topic an active consumer group outside the policy's "
+    "consumers may read; default: on for policies with Connect sinks or all_groups"
+)
+AWAIT_PREVIOUS_HELP = (
+    "Start no sweep while a deletion of the previous sweep is not terminal; default: on for policies "
+    "with Connect sinks"
+)
 
 
 class PolicyCreate(BaseModel):
@@ -192,6 +237,15 @@ class PolicyCreate(BaseModel):
     interval_seconds: int = Field(default=300, ge=1, le=7 * 86400, description=INTERVAL_HELP)
     leader_only: bool = Field(default=False, description=LEADER_ONLY_HELP)
     enabled: bool = Field(default=True, description=ENABLED_HELP)
+    skip_foreign_active_groups: bool | None = Field(default=None, description=SKIP_FOREIGN_HELP)
+    await_previous_deletion: bool | None = Field(default=None, description=AWAIT_PREVIOUS_HELP)
+
+    @model_validator(mode="after")
+    def _connectors_for_topics(self) -> PolicyCreate:
+        connect = isinstance(self.consumers, ConsumerChoice) and self.consumers.connect is not None
+        if self.topics.read_by_connectors and not connect:
+            raise ValueError("topics.read_by_connectors needs Connect sinks among the consumers")
+        return self
 
 
 class PolicyUpdate(BaseModel):
@@ -210,6 +264,8 @@ class PolicyUpdate(BaseModel):
     )
     leader_only: bool | None = Field(default=None, description=UNCHANGED + LEADER_ONLY_HELP)
     enabled: bool | None = Field(default=None, description=UNCHANGED + ENABLED_HELP)
+    skip_foreign_active_groups: bool | None = Field(default=None, description=UNCHANGED + SKIP_FOREIGN_HELP)
+    await_previous_deletion: bool | None = Field(default=None, description=UNCHANGED + AWAIT_PREVIOUS_HELP)
 
 
 class PolicyRead(BaseModel):
@@ -224,6 +280,8 @@ class PolicyRead(BaseModel):
     interval_seconds: int = Field(description=INTERVAL_HELP)
     leader_only: bool = Field(description=LEADER_ONLY_HELP)
     enabled: bool = Field(description=ENABLED_HELP)
+    skip_foreign_active_groups: bool = Field(description=SKIP_FOREIGN_HELP)
+    await_previous_deletion: bool = Field(description=AWAIT_PREVIOUS_HELP)
     owner: str = Field(description="Who created it; its sweeps run with the owner's rights")
     created_at: datetime = Field(description="When it was created")
     updated_at: datetime = Field(description="When it last changed")
@@ -265,7 +323,8 @@ class PolicyRunRead(BaseModel):
     warnings: list[str] = Field(
         description="What the sweep noticed, e.g. active groups an all_groups policy skips"
     )
-    deletion_id: str | None = Field(description="The deletion it submitted (null when none)")
+    deletion_id: str | None = Field(description="The first deletion it submitted (null when none)")
+    deletion_ids: list[str] = Field(description="Every deletion of the run (a large sweep makes several)")
     error: str | None = Field(description="Why it failed, when it did")
 
 

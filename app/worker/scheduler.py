@@ -2,15 +2,19 @@
 
 Each tick looks for enabled policies whose ``next_run_at`` has come (a read, so idle ticks take no write
 lock), leases them, sweeps each (``app.services.retention.sweep``), then records the run and gives the
-lease back in one transaction with the next run time. A run that created a deletion, was denied or
-failed is audited (``policy.swept``); a run with nothing to delete is only recorded in the policy's runs.
-After a crash the lease expires and any instance takes the policy again.
+lease back in one transaction with the next run time. While a sweep runs its lease is renewed every
+third of the lease time, so a long sweep is never taken over by another instance. A run that created a
+deletion, was denied or failed is audited (``policy.swept``); a run with nothing to delete, or waiting
+for the previous sweep's deletions, is only recorded in the policy's runs. After a crash the lease
+expires and any instance takes the policy again.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
@@ -101,8 +105,29 @@ class RetentionScheduler:
         if policy is None:
             return None
         started = utcnow()
-        result = await sweep(self._runtime, policy)
+        renewal = asyncio.create_task(self._renew_lease(policy_id), name=f"lease of policy {policy_id}")
+        try:
+            result = await sweep(self._runtime, policy)
+        finally:
+            renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewal
         return await self._record(policy, started, result)
+
+    async def _renew_lease(self, policy_id: str) -> None:
+        """Extend the lease every third of its time until cancelled (the sweep ended)."""
+        while True:
+            await asyncio.sleep(self._lease_seconds / 3)
+            until = utcnow() + timedelta(seconds=self._lease_seconds)
+            try:
+                async with write_transaction(self._runtime.sessionmaker) as session:
+                    held = await repo.renew(session, policy_id, owner=self.instance_id, until=until)
+            except Exception:  # a renewal that fails is tried again; the sweep goes on
+                log.exception("renewing the lease of policy %s failed", policy_id)
+                continue
+            if not held:
+                log.warning("the lease of policy %s was lost during its sweep", policy_id)
+                return
 
     async def _record(self, policy: RetentionPolicy, started: datetime, result: SweepResult) -> PolicyRun:
         finished = utcnow()
@@ -120,17 +145,19 @@ class RetentionScheduler:
             skipped=_skipped_list(result),
             warnings=warnings,
             deletion_id=result.deletion_id,
+            deletion_ids=list(result.deletion_ids),
             error=result.error,
         )
         async with write_transaction(self._runtime.sessionmaker) as session:
             await repo.add_run(session, run)
-            if result.status != "nothing_to_delete":
+            if result.status not in ("nothing_to_delete", "waiting"):
                 owner = Actor(policy.owner, policy.owner_host)
                 details = {
                     "policy": policy.name,
                     "run_id": run.id,
                     "status": result.status,
                     "partitions_planned": run.partitions_planned,
+                    "deletion_ids": run.deletion_ids,
                     "skip_counts": run.skip_counts,
                     "warnings": warnings,
                     "error": result.error,

@@ -8,7 +8,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.adapters.db.models import Base, BigId
@@ -66,6 +78,10 @@ class RetentionPolicy(Base):
     interval_seconds: Mapped[int] = mapped_column(Integer)
     leader_only: Mapped[bool] = mapped_column(Boolean)
     enabled: Mapped[bool] = mapped_column(Boolean)
+    # KIP-762's safety rules: skip topics an active group outside the policy's consumers may read; start
+    # no sweep while the previous sweep's deletions are not all terminal.
+    skip_foreign_active_groups: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    await_previous_deletion: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     owner: Mapped[str] = mapped_column(String(512))
     owner_groups: Mapped[list[str]] = mapped_column(JSON)
     owner_host: Mapped[str] = mapped_column(String(64))
@@ -97,4 +113,6 @@ class PolicyRun(Base):
     skipped: Mapped[list[Any]] = mapped_column(JSON)
     warnings: Mapped[list[Any]] = mapped_column(JSON)
     deletion_id: Mapped[str | None] = mapped_column(String(36))
+    # Every deletion of the run, in submission order (``deletion_id`` is the first).
+    deletion_ids: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     error: Mapped[str | None] = mapped_column(Text)

@@ -20,7 +20,7 @@ from app.adapters.db.session import read_session, write_transaction
 from app.audit import NewEvent, append_event, events
 from app.audit.events import Actor
 from app.auth import Principal
-from app.errors import Conflict, NotFound
+from app.errors import Conflict, FieldError, NotFound, ValidationFailed
 from app.schemas.retention import ConsumerChoice, Consumers, PolicyCreate, PolicyRead, PolicyUpdate
 from app.services.retention.consumers import known_cluster
 from app.services.retention.policy_access import (
@@ -34,14 +34,41 @@ from app.services.runtime import Runtime
 
 def policy_read(policy: RetentionPolicy) -> PolicyRead:
     fields = {k: getattr(policy, k) for k in PolicyRead.model_fields if k != "consumers"}
-    consumers: Any = "all_groups" if policy.consumers.get("all_groups") else policy.consumers
+    consumers: Any = "all_groups" if policy.consumers == {"all_groups": True} else policy.consumers
     return PolicyRead.model_validate({**fields, "consumers": consumers})
 
 
 def _consumers_json(consumers: Consumers) -> dict[str, Any]:
-    if isinstance(consumers, ConsumerChoice):
-        return {"groups": list(consumers.groups), "spark": list(consumers.spark)}
-    return {"all_groups": True}
+    if not isinstance(consumers, ConsumerChoice):
+        return {"all_groups": True}
+    stored: dict[str, Any] = {"groups": list(consumers.groups), "spark": list(consumers.spark)}
+    if consumers.all_groups:
+        stored = {"all_groups": True, "spark": list(consumers.spark)}
+    if consumers.connect is not None:
+        stored["connect"] = consumers.connect.model_dump()
+    return stored
+
+
+def _safety_option(given: bool | None, consumers: Mapping[str, Any]) -> bool:
+    """KIP-762's rules are on by default for a policy with Connect sinks."""
+    return given if given is not None else consumers.get("connect") is not None
+
+
+def check_connect(
+    runtime: Runtime, cluster: str, topics: Mapping[str, Any], consumers: Mapping[str, Any]
+) -> None:
+    """422 unless the policy's Connect cluster is configured for this Kafka cluster, and unless topics
+    read by connectors come with Connect sinks."""
+    connect = consumers.get("connect")
+    if topics.get("read_by_connectors") and connect is None:
+        detail = "topics.read_by_connectors needs Connect sinks among the consumers"
+        raise ValidationFailed(detail, errors=[FieldError("#/topics/read_by_connectors", detail)])
+    if connect is None:
+        return
+    configured = runtime.settings.connect.get(connect["cluster"])
+    if configured is None or configured.kafka_cluster != cluster:
+        detail = f"no Kafka Connect cluster {connect['cluster']!r} reads from {cluster!r} (PURGE_CONNECT)"
+        raise ValidationFailed(detail, errors=[FieldError("#/consumers/connect/cluster", detail)])
 
 
 def _details(policy: RetentionPolicy) -> Mapping[str, Any]:
@@ -49,12 +76,15 @@ def _details(policy: RetentionPolicy) -> Mapping[str, Any]:
 
 
 def _new_policy(cluster: str, body: PolicyCreate, principal: Principal, now: datetime) -> RetentionPolicy:
+    consumers = _consumers_json(body.consumers)
     return RetentionPolicy(
         id=str(uuid.uuid4()),
         cluster=cluster,
         name=body.name,
         topics=body.topics.model_dump(exclude_none=True),
-        consumers=_consumers_json(body.consumers),
+        consumers=consumers,
+        skip_foreign_active_groups=_safety_option(body.skip_foreign_active_groups, consumers),
+        await_previous_deletion=_safety_option(body.await_previous_deletion, consumers),
         min_age_seconds=body.min_age_seconds,
         min_records=body.min_records,
         interval_seconds=body.interval_seconds,
@@ -76,6 +106,7 @@ async def create_policy(
     """Create a policy; needs DELETE on the topics it covers and DESCRIBE on its consumers."""
     known_cluster(runtime, cluster)
     policy = _new_policy(cluster, body, principal, datetime.now(UTC))
+    check_connect(runtime, cluster, policy.topics, policy.consumers)
     await authorize_coverage(runtime, principal, cluster, policy.topics, policy.consumers, request_id)
     taken = Conflict(f"Policy {body.name!r} already exists on {cluster!r}.")
     try:
@@ -121,7 +152,8 @@ def _apply_update(policy: RetentionPolicy, body: PolicyUpdate, now: datetime) ->
         policy.topics = body.topics.model_dump(exclude_none=True)
     if body.consumers is not None:
         policy.consumers = _consumers_json(body.consumers)
-    for field in ("min_age_seconds", "min_records", "interval_seconds", "leader_only", "enabled"):
+    fields = ("min_age_seconds", "min_records", "interval_seconds", "leader_only", "enabled")
+    for field in (*fields, "skip_foreign_active_groups", "await_previous_deletion"):
         if changes.get(field) is not None:
             setattr(policy, field, changes[field])
     # The owner stays: sweeps keep the owner's rights (re-checked at every sweep), whoever changed it.
@@ -139,6 +171,7 @@ async def update_policy(
         # Schedule and thresholds are management alone; what it covers is asked as for a new policy.
         topics = body.topics.model_dump(exclude_none=True) if body.topics is not None else current.topics
         consumers = _consumers_json(body.consumers) if body.consumers is not None else current.consumers
+        check_connect(runtime, cluster, topics, consumers)
         await authorize_coverage(runtime, principal, cluster, topics, consumers, request_id)
     async with write_transaction(runtime.sessionmaker) as session:
         policy = await _stored(session, cluster, name)

@@ -1,9 +1,11 @@
 """Who may create, see, change and delete a retention policy (KIP-11 decisions through ``Authorization``).
 
 - create: DELETE on every topic the policy covers now (a prefix: a binding covering the whole prefix,
-  present and future topics; a regex: every topic matching now; names: each name) and DESCRIBE on
+  present and future topics; a regex: every topic matching now; names: each name; topics read by
+  connectors alone: every topic the sinks read now, as Connect's REST API answers) and DESCRIBE on
   every consumer it names (Kafka groups and Spark consumers alike are GROUP resources; ``all_groups``
-  covers every group, so it needs DESCRIBE on CLUSTER);
+  covers every group and Connect sinks commit under groups their configs name, so either needs
+  DESCRIBE on CLUSTER);
 - see (get, list, runs): be the owner, or hold DESCRIBE on CLUSTER (ALTER implies it); any other caller
   gets 404, and lists leave the policy out;
 - change or delete: be the owner or hold ALTER on CLUSTER (403, audited, for a caller who may see the
@@ -14,22 +16,52 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.adapters.db.retention_models import RetentionPolicy
 from app.auth import Principal
 from app.domain.acl import Operation
+from app.domain.connect import ConnectUnavailable
 from app.domain.retention import TopicSelector
-from app.errors import FieldError, NotFound, ValidationFailed
+from app.errors import FieldError, NotFound, ServiceUnavailable, ValidationFailed
+from app.services.retention.connect import connector_topics, policy_sinks
 from app.services.runtime import Runtime
+
+log = logging.getLogger("kafka_purge.retention")
+
+
+async def _authorize_connector_topics(
+    runtime: Runtime, principal: Principal, cluster: str, consumers: Mapping[str, Any], request_id: str
+) -> None:
+    try:
+        reading = await policy_sinks(runtime, consumers, await runtime.gateway.list_topics(cluster))
+    except ConnectUnavailable as exc:
+        # The problem names no address: the Connect cluster's URL is the operator's, not the caller's.
+        log.warning("Kafka Connect unreadable while a policy was authorized: %s", exc)
+        detail = f"Kafka Connect cluster {consumers['connect']['cluster']!r} cannot be read now"
+        raise ServiceUnavailable(f"{detail}: the topics its sinks read are unknown") from None
+    names = connector_topics(reading) if reading is not None else set()
+    if names:
+        await runtime.authorization.check_delete_topics(
+            principal, cluster, sorted(names), request_id=request_id
+        )
 
 
 async def authorize_policy_topics(
-    runtime: Runtime, principal: Principal, cluster: str, topics: Mapping[str, Any], request_id: str
+    runtime: Runtime,
+    principal: Principal,
+    cluster: str,
+    topics: Mapping[str, Any],
+    request_id: str,
+    consumers: Mapping[str, Any] | None = None,
 ) -> None:
     """DELETE on the topics a selection (as stored: prefix, regex or names) covers; raises Forbidden."""
     authorization = runtime.authorization
+    if topics.get("read_by_connectors") and not any(topics.get(k) for k in ("prefix", "regex", "names")):
+        await _authorize_connector_topics(runtime, principal, cluster, consumers or {}, request_id)
+        return
     if topics.get("prefix") is not None:
         await authorization.check_delete_prefix(principal, cluster, topics["prefix"], request_id=request_id)
         return
@@ -52,11 +84,13 @@ async def authorize_policy_consumers(
 ) -> None:
     """DESCRIBE on every named group and Spark consumer (GROUP resources), or on CLUSTER for all groups."""
     authorization = runtime.authorization
-    if consumers.get("all_groups"):
+    if consumers.get("all_groups") or consumers.get("connect") is not None:
         await authorization.check_cluster(principal, cluster, Operation.DESCRIBE, request_id=request_id)
-        return
     groups: Sequence[str] = sorted({*consumers.get("groups", ()), *consumers.get("spark", ())})
-    await authorization.check_groups(principal, cluster, Operation.DESCRIBE, groups, request_id=request_id)
+    if groups:
+        await authorization.check_groups(
+            principal, cluster, Operation.DESCRIBE, groups, request_id=request_id
+        )
 
 
 async def authorize_coverage(
@@ -67,7 +101,7 @@ async def authorize_coverage(
     consumers: Mapping[str, Any],
     request_id: str,
 ) -> None:
-    await authorize_policy_topics(runtime, principal, cluster, topics, request_id)
+    await authorize_policy_topics(runtime, principal, cluster, topics, request_id, consumers)
     await authorize_policy_consumers(runtime, principal, cluster, consumers, request_id)
 
 

@@ -1,6 +1,6 @@
 """One sweep of a retention policy: read the cluster and the consumers, plan, submit, record.
 
-The sweep submits a domain ``DeletionCommand`` (``submit_command``), which takes the same path as
+The sweep submits domain ``DeletionCommand``s (``submit_command``), which take the same path as
 ``POST /v1/deletions``: same checks, executor, statuses and audit, with ``reason: "policy <name>"``, as
 the policy's owner principal, so the owner's right to delete the topics is checked again at every sweep:
 first per matched topic (a topic the owner may no longer DELETE on is skipped with
@@ -8,43 +8,45 @@ first per matched topic (a topic the owner may no longer DELETE on is skipped wi
 ``denied`` when that leaves nothing), then by the submission. The planner already bounded every
 partition by the policy's consumers, so the command sets ``allow_unconsumed`` and ``consumers_read``:
 the submission does not read the cluster's groups again, and groups the policy leaves out were left out
-on purpose (with ``all_groups`` none is).
+on purpose (with ``all_groups`` none is). A plan larger than ``max_partitions`` is submitted as several
+deletions, all recorded in the run.
+
+Kafka Connect sinks (``consumers.connect``) are read from Connect's REST API first: a Connect cluster that
+cannot be read fails the run (fail closed), a connector whose topics are unknown holds back every matched
+partition (``connector_topics_unknown``). With ``await_previous_deletion`` the sweep starts only once
+every deletion of the policy's previous sweep is terminal (status ``waiting`` otherwise).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from app.adapters.db.repositories import consumers as consumer_repo
+from app.adapters.db.repositories import policies as policy_repo
 from app.adapters.db.retention_models import RetentionPolicy
 from app.adapters.db.session import read_session
 from app.auth import Principal
 from app.domain.commands import Cut, DeletionCommand
+from app.domain.connect import ConnectUnavailable, SinkReading
 from app.domain.executor import Requester
-from app.domain.ports import GroupInfo, TopicPartition
+from app.domain.ports import TopicPartition
 from app.domain.retention import (
-    ClusterView,
     ConsumerSelection,
-    PartitionOffsets,
     RetentionRules,
     Skip,
     SkipReason,
     SweepPlan,
     TopicSelector,
-    is_spark_source_group,
     plan_sweep,
 )
 from app.errors import Forbidden, PurgeError
-from app.integrations.spark.checkpoint import CheckpointError, read_committed_offsets
-from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused, CheckpointRoots
 from app.services.deletions.submission import submit_command
+from app.services.retention.connect import connector_topics, policy_sinks
+from app.services.retention.positions import collect_view
 from app.services.runtime import Runtime
 
 log = logging.getLogger("kafka_purge.retention")
@@ -55,26 +57,41 @@ MAX_WARNINGS = 20
 
 @dataclass
 class SweepResult:
-    status: str  # submitted, nothing_to_delete, denied, failed
+    status: str  # submitted, nothing_to_delete, waiting, denied, failed
     matched: int = 0
     plan: SweepPlan = field(default_factory=SweepPlan)
-    deletion_id: str | None = None
+    deletion_ids: list[str] = field(default_factory=list)
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def deletion_id(self) -> str | None:
+        return self.deletion_ids[0] if self.deletion_ids else None
+
+
+def topic_selector(topics: Mapping[str, Any]) -> TopicSelector | None:
+    """The stored selection's pattern; None when the topics are only those the connectors read."""
+    names = tuple(topics.get("names") or ())
+    if topics.get("prefix") is None and topics.get("regex") is None and not names:
+        return None
+    return TopicSelector(prefix=topics.get("prefix"), regex=topics.get("regex"), names=names)
+
 
 def rules_of(policy: RetentionPolicy) -> RetentionRules:
-    topics = policy.topics
-    selector = TopicSelector(
-        prefix=topics.get("prefix"), regex=topics.get("regex"), names=tuple(topics.get("names") or ())
-    )
     chosen = policy.consumers
     consumers = ConsumerSelection(
         groups=tuple(chosen.get("groups") or ()),
         spark=tuple(chosen.get("spark") or ()),
         all_groups=bool(chosen.get("all_groups")),
+        connect=chosen.get("connect") is not None,
     )
-    return RetentionRules(selector, consumers, policy.min_age_seconds, policy.min_records)
+    return RetentionRules(
+        topic_selector(policy.topics),
+        consumers,
+        policy.min_age_seconds,
+        policy.min_records,
+        skip_foreign_active_groups=policy.skip_foreign_active_groups,
+    )
 
 
 def owner_principal(policy: RetentionPolicy) -> Principal:
@@ -83,132 +100,6 @@ def owner_principal(policy: RetentionPolicy) -> Principal:
         groups=tuple(policy.owner_groups),
         client_host=policy.owner_host,
     )
-
-
-async def matching_partitions(
-    runtime: Runtime, cluster: str, selector: TopicSelector
-) -> list[TopicPartition]:
-    topics = list(selector.names) if selector.names else await runtime.gateway.list_topics(cluster)
-    counts = await runtime.gateway.topic_partitions(cluster, selector.select(topics))
-    return [TopicPartition(t, p) for t, n in sorted(counts.items()) for p in range(n)]
-
-
-async def partition_offsets(
-    runtime: Runtime, cluster: str, partitions: Sequence[TopicPartition], min_age_seconds: int
-) -> dict[TopicPartition, PartitionOffsets]:
-    gateway = runtime.gateway
-    starts, ends = await asyncio.gather(
-        gateway.log_start_offsets(cluster, partitions), gateway.high_watermarks(cluster, partitions)
-    )
-    young: dict[TopicPartition, int] = {}
-    if min_age_seconds > 0:
-        cut_ms = int(time.time() * 1000) - min_age_seconds * 1000
-        found = await gateway.offsets_for_times(cluster, dict.fromkeys(partitions, cut_ms))
-        # No record at or after the cut time: every record is old enough.
-        young = {tp: (t.offset if t.offset >= 0 else ends[tp]) for tp, t in found.items()}
-    return {
-        tp: PartitionOffsets(starts[tp], ends[tp], young.get(tp) if min_age_seconds else None)
-        for tp in partitions
-    }
-
-
-async def _one_group(runtime: Runtime, cluster: str, group: str, partitions: Sequence[TopicPartition]) -> Any:
-    try:
-        return (await runtime.gateway.committed_offsets(cluster, [group], partitions)).get(group, {})
-    except (PurgeError, OSError) as exc:
-        return exc
-
-
-async def group_positions(
-    runtime: Runtime, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
-) -> tuple[dict[str, dict[TopicPartition, int]], dict[str, str]]:
-    answers = await asyncio.gather(*(_one_group(runtime, cluster, g, partitions) for g in groups))
-    offsets: dict[str, dict[TopicPartition, int]] = {}
-    failed: dict[str, str] = {}
-    for group, answer in zip(groups, answers, strict=True):
-        if isinstance(answer, Exception):
-            failed[f"group:{group}"] = str(answer)
-        else:
-            offsets[group] = dict(answer)
-    return offsets, failed
-
-
-async def cluster_groups(runtime: Runtime, cluster: str) -> tuple[list[str], list[GroupInfo], dict[str, str]]:
-    """Every group and its description; on failure ``group:*`` is failed (any group might be a reader)."""
-    try:
-        names = await runtime.gateway.list_groups(cluster)
-        described = await runtime.gateway.describe_groups(cluster, names)
-    except (PurgeError, OSError) as exc:
-        return [], [], {"group:*": str(exc)}
-    return names, list(described.values()), {}
-
-
-def _merge_checkpoint(
-    reported: dict[TopicPartition, int], location: str, roots: CheckpointRoots
-) -> dict[TopicPartition, int]:
-    """The checkpoint's committed offsets, bounded by what the listener reported (the lower one wins).
-    The location is admitted again (real path under a configured root) right before it is read."""
-    try:
-        admitted = roots.admit(location)
-    except CheckpointLocationRefused as exc:
-        raise CheckpointError(str(exc)) from None
-    committed = read_committed_offsets(admitted).topic_offsets()
-    merged = dict(reported)
-    for topic, parts in committed.items():
-        for partition, offset in parts.items():
-            tp = TopicPartition(topic, partition)
-            merged[tp] = min(offset, reported.get(tp, offset))
-    return merged
-
-
-async def spark_positions(
-    runtime: Runtime, cluster: str, names: Sequence[str]
-) -> tuple[dict[str, dict[TopicPartition, int]], dict[str, str], list[str]]:
-    async with read_session(runtime.sessionmaker) as session:
-        rows = [c for c in await consumer_repo.list_consumers(session, cluster, names) if c.kind == "spark"]
-        reported = await consumer_repo.positions(session, [c.id for c in rows])
-    offsets: dict[str, dict[TopicPartition, int]] = {}
-    failed: dict[str, str] = {}
-    for consumer in rows:
-        positions = reported.get(consumer.id, {})
-        if consumer.checkpoint_location:
-            try:
-                positions = await asyncio.to_thread(
-                    _merge_checkpoint,
-                    positions,
-                    consumer.checkpoint_location,
-                    runtime.settings.spark.roots(),
-                )
-            except (CheckpointError, OSError) as exc:
-                failed[f"spark:{consumer.name}"] = f"checkpoint unreadable: {exc}"
-                continue
-        offsets[consumer.name] = positions
-    known = {c.name for c in rows}
-    warnings = [f"Spark consumer {n!r} is not registered on {cluster!r}" for n in names if n not in known]
-    return offsets, failed, warnings
-
-
-async def collect_view(
-    runtime: Runtime, policy: RetentionPolicy, rules: RetentionRules, partitions: Sequence[TopicPartition]
-) -> tuple[ClusterView, list[str]]:
-    cluster, chosen = policy.cluster, rules.consumers
-    offsets = await partition_offsets(runtime, cluster, partitions, rules.min_age_seconds)
-    groups: list[GroupInfo] = []
-    failed: dict[str, str] = {}
-    group_names = list(chosen.groups)
-    if chosen.all_groups:
-        names, groups, failed = await cluster_groups(runtime, cluster)
-        group_names = [g for g in names if not is_spark_source_group(g)]
-    group_offsets, group_failed = await group_positions(runtime, cluster, group_names, partitions)
-    spark_offsets, spark_failed, warnings = await spark_positions(runtime, cluster, chosen.spark)
-    view = ClusterView(
-        partitions=offsets,
-        group_offsets=group_offsets,
-        failed_consumers={**failed, **group_failed, **spark_failed},
-        spark_offsets=spark_offsets,
-        groups=groups,
-    )
-    return view, warnings
 
 
 def deletion_command(policy: RetentionPolicy, cuts: dict[TopicPartition, int]) -> DeletionCommand:
@@ -253,35 +144,104 @@ async def withhold_unauthorized(
     return [tp for tp in partitions if tp.topic not in revoked], skipped, refusal
 
 
+async def matching_partitions(
+    runtime: Runtime, policy: RetentionPolicy, rules: RetentionRules, sinks: SinkReading | None
+) -> list[TopicPartition]:
+    """The partitions of the topics the policy covers (with ``read_by_connectors``: those the sinks read,
+    intersected with the pattern)."""
+    cluster = policy.cluster
+    selector = rules.topics
+    if selector is not None and selector.names:
+        topics = list(selector.names)
+    else:
+        topics = await runtime.gateway.list_topics(cluster)
+    chosen = selector.select(topics) if selector is not None else sorted(topics)
+    if policy.topics.get("read_by_connectors"):
+        read = connector_topics(sinks) if sinks is not None else set()
+        chosen = [t for t in chosen if t in read]
+    counts = await runtime.gateway.topic_partitions(cluster, chosen)
+    return [TopicPartition(t, p) for t, n in sorted(counts.items()) for p in range(n)]
+
+
+async def unfinished_previous(runtime: Runtime, policy: RetentionPolicy) -> list[str]:
+    """The deletions of the policy's latest sweep that made any which are not terminal yet."""
+    async with read_session(runtime.sessionmaker) as session:
+        return await policy_repo.unfinished_previous_deletions(session, policy.id)
+
+
+async def submit_cuts(runtime: Runtime, policy: RetentionPolicy, result: SweepResult) -> None:
+    """Submit the plan in deletions of at most ``max_partitions`` partitions each."""
+    size = runtime.settings.limits.max_partitions
+    cuts = sorted(result.plan.deletions.items())
+    for start in range(0, len(cuts), size):
+        request_id = f"policy-{uuid.uuid4().hex[:16]}"
+        command = deletion_command(policy, dict(cuts[start : start + size]))
+        submission = await submit_command(runtime, command, request_id=request_id)
+        result.deletion_ids.append(submission.deletion.id)
+    result.status = "submitted"
+
+
+def hold_everything(result: SweepResult, partitions: Sequence[TopicPartition], skip: Skip) -> None:
+    result.plan.deletions.clear()
+    for tp in partitions:
+        result.plan.skipped[tp] = skip
+
+
+async def read_sinks_or_fail(
+    runtime: Runtime, policy: RetentionPolicy, result: SweepResult
+) -> tuple[bool, SinkReading | None]:
+    """The policy's Connect sinks; (False, None) with the run failed when Connect cannot be read."""
+    if policy.consumers.get("connect") is None:
+        return True, None
+    try:
+        topics = await runtime.gateway.list_topics(policy.cluster)
+        return True, await policy_sinks(runtime, policy.consumers, topics)
+    except ConnectUnavailable as exc:
+        result.error = f"Kafka Connect unreadable, nothing deleted: {exc}"
+        return False, None
+
+
+async def plan_policy(runtime: Runtime, policy: RetentionPolicy, result: SweepResult) -> str | None:
+    """Fill ``result.plan``; the owner's refusal when some topic was withheld for it."""
+    rules = rules_of(policy)
+    readable, sinks = await read_sinks_or_fail(runtime, policy, result)
+    if not readable:
+        return None
+    matched = await matching_partitions(runtime, policy, rules, sinks)
+    result.matched = len(matched)
+    partitions, withheld, refusal = await withhold_unauthorized(runtime, policy, matched)
+    if partitions:
+        view, result.warnings = await collect_view(runtime, policy, rules, partitions, sinks)
+        result.plan = plan_sweep(rules, view)
+    result.plan.skipped.update(withheld)
+    if sinks is not None and sinks.blocked is not None:
+        hold_everything(result, matched, Skip(SkipReason.CONNECTOR_TOPICS_UNKNOWN, sinks.blocked))
+        result.warnings.append(sinks.blocked)
+    return refusal
+
+
 async def sweep(runtime: Runtime, policy: RetentionPolicy) -> SweepResult:
-    """Plan one sweep of ``policy`` and submit its deletion; never raises for Kafka or policy trouble."""
+    """Plan one sweep of ``policy`` and submit its deletions; never raises for Kafka or policy trouble."""
     result = SweepResult(status="failed")
     try:
-        rules = rules_of(policy)
-        matched = await matching_partitions(runtime, policy.cluster, rules.topics)
-        result.matched = len(matched)
-        partitions, withheld, refusal = await withhold_unauthorized(runtime, policy, matched)
-        if partitions:
-            view, result.warnings = await collect_view(runtime, policy, rules, partitions)
-            result.plan = plan_sweep(rules, view)
-        result.plan.skipped.update(withheld)
+        if policy.await_previous_deletion and (pending := await unfinished_previous(runtime, policy)):
+            result.status = "waiting"
+            result.warnings.append(f"the previous sweep's deletion(s) {', '.join(pending)} are not finished")
+            return result
+        refusal = await plan_policy(runtime, policy, result)
+        if result.error is not None:
+            return result
         if refusal is not None and not result.plan.deletions:
             result.status, result.error = "denied", refusal
             return result
-        cuts = dict(sorted(result.plan.deletions.items())[: runtime.settings.limits.max_partitions])
-        if len(cuts) < len(result.plan.deletions):
-            result.warnings.append(
-                f"{len(result.plan.deletions) - len(cuts)} partition(s) left for the next sweep"
-            )
-        if not cuts:
+        if not result.plan.deletions:
             result.status = "nothing_to_delete"
             return result
-        request_id = f"policy-{uuid.uuid4().hex[:16]}"
-        submission = await submit_command(runtime, deletion_command(policy, cuts), request_id=request_id)
-        result.status, result.deletion_id = "submitted", submission.deletion.id
+        await submit_cuts(runtime, policy, result)
     except Forbidden as exc:
-        result.status, result.error = "denied", exc.detail
+        result.status, result.error = ("submitted" if result.deletion_ids else "denied"), exc.detail
     except (PurgeError, OSError, ValueError) as exc:
+        result.status = "submitted" if result.deletion_ids else "failed"
         result.error = str(exc)
         log.warning("sweep of policy %s/%s failed: %s", policy.cluster, policy.name, exc)
     return result

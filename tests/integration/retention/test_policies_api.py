@@ -52,6 +52,13 @@ async def test_policy_lifecycle(client: httpx.AsyncClient, alice: dict[str, str]
         {"consumers": {"groups": [], "spark": []}},
         {"consumers": {"groups": ["spark-kafka-source-abc-driver-0"]}},
         {"consumers": "some_groups"},
+        {"consumers": {"all_groups": True, "groups": ["billing"]}},
+        {"topics": {"read_by_connectors": True}},
+        {"topics": {"read_by_connectors": False, "prefix": "inter."}},
+        {"topics": {"read_by_connectors": True, "prefix": "inter.", "regex": "inter"}},
+        {"consumers": {"connect": {"cluster": "pipelines", "connectors": []}}},
+        {"consumers": {"connect": {"cluster": "pipelines", "connectors": "some_sinks"}}},
+        {"consumers": {"connect": {"cluster": "unconfigured", "connectors": ["s3-sink"]}}},
         {"interval_seconds": 0},
         {"min_records": -1},
         {"min_age_seconds": "60"},
@@ -75,3 +82,18 @@ async def test_unknown_cluster_and_policy(
     ).status_code == 404
     assert (await client.patch(f"{BASE}/absent", json={"enabled": False}, headers=alice)).status_code == 404
     assert (await client.get(f"{BASE}/absent/runs", headers=alice)).status_code == 404
+
+
+async def test_all_groups_combine_with_spark(
+    client: httpx.AsyncClient, alice: dict[str, str], emulator: object
+) -> None:
+    body = policy_body(consumers={"all_groups": True, "spark": ["enricher"]})
+    created = await client.post(BASE, json=body, headers=alice)
+    assert created.status_code == 201, created.text
+    assert created.json()["consumers"] == {"all_groups": True, "spark": ["enricher"]}
+    assert (created.json()["skip_foreign_active_groups"], created.json()["await_previous_deletion"]) == (
+        False,
+        False,
+    )
+    legacy = await client.post(BASE, json=policy_body(name="every", consumers="all_groups"), headers=alice)
+    assert legacy.json()["consumers"] == "all_groups"

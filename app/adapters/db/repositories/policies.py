@@ -12,7 +12,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.adapters.db.models import PartitionDeletion
 from app.adapters.db.retention_models import PolicyRun, RetentionPolicy
+from app.domain.deletions import TERMINAL_PARTITION_STATUSES
 
 
 async def get_policy(session: AsyncSession, cluster: str, name: str) -> RetentionPolicy | None:
@@ -50,6 +52,39 @@ async def claim_due(
     )
     result = await session.execute(claim, execution_options={"synchronize_session": False})
     return sorted(result.scalars())
+
+
+async def renew(session: AsyncSession, policy_id: str, *, owner: str, until: datetime) -> bool:
+    """Extend a held lease (a long sweep); False when the lease is no longer ``owner``'s."""
+    renewal = (
+        update(RetentionPolicy)
+        .where(RetentionPolicy.id == policy_id, RetentionPolicy.lease_owner == owner)
+        .values(lease_expires_at=until)
+        .returning(RetentionPolicy.id)
+    )
+    result = await session.execute(renewal, execution_options={"synchronize_session": False})
+    return result.first() is not None
+
+
+async def unfinished_previous_deletions(session: AsyncSession, policy_id: str) -> list[str]:
+    """The deletions of the policy's latest run that made any, that still have a partition not terminal."""
+    latest = (
+        select(PolicyRun.deletion_ids, PolicyRun.deletion_id)
+        .where(PolicyRun.policy_id == policy_id, PolicyRun.deletion_id.is_not(None))
+        .order_by(PolicyRun.id.desc())
+        .limit(1)
+    )
+    row = (await session.execute(latest)).first()
+    if row is None:
+        return []
+    ids = list(row.deletion_ids or [row.deletion_id])
+    terminal = [status.value for status in TERMINAL_PARTITION_STATUSES]
+    unfinished = (
+        select(PartitionDeletion.deletion_id)
+        .where(PartitionDeletion.deletion_id.in_(ids), PartitionDeletion.status.not_in(terminal))
+        .distinct()
+    )
+    return sorted((await session.execute(unfinished)).scalars())
 
 
 async def release(session: AsyncSession, policy_id: str, *, owner: str, now: datetime, ran: bool) -> None:
