@@ -16,16 +16,10 @@ from app.openapi import document
 from app.schemas.acls import AclCreate, AclRead
 from app.schemas.audit import AuditVerifyCreate
 from app.schemas.common import Problem
+from app.schemas.consumers import ConsumerCreate, ConsumerRead, ProgressReport
 from app.schemas.deletions import DeletionCreate, DeletionRead
 from app.schemas.inspection import DeletionPreview, TopicOffsetsRead
-from app.schemas.retention import (
-    ConsumerCreate,
-    ConsumerRead,
-    PolicyCreate,
-    PolicyRead,
-    PolicyUpdate,
-    ProgressReport,
-)
+from app.schemas.retention import PolicyCreate, PolicyRead, PolicyUpdate
 
 DEMO_PARTITIONS = {topic.name: topic.partitions for topic in DEMO_TOPICS}
 BODIES: list[tuple[type[BaseModel], dict[str, Any]]] = [

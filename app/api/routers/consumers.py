@@ -14,7 +14,7 @@ from app.api.response_examples import CONSUMER_CREATED_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.auth import PrincipalDep
 from app.schemas.common import problem_responses
-from app.schemas.retention import (
+from app.schemas.consumers import (
     ConsumerCreate,
     ConsumerPage,
     ConsumerRead,

@@ -23,7 +23,7 @@ from app.domain.acl import Operation
 from app.domain.ports import TopicPartition
 from app.errors import Conflict, FieldError, NotFound, ValidationFailed
 from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused
-from app.schemas.retention import ConsumerCreate, ProgressReport
+from app.schemas.consumers import ConsumerCreate, ProgressReport
 from app.services.runtime import Runtime
 
 
