@@ -46,9 +46,9 @@ from app.domain.retention import (
     ConsumerSelection,
     PartitionOffsets,
     RetentionRules,
-    TopicSelector,
     plan_sweep,
 )
+from app.domain.topic_patterns import TopicSelector
 from app.main import create_app
 from app.services.retention.sweep import sweep
 from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings, WorkerSettings

@@ -33,33 +33,7 @@ from itertools import repeat
 from app.domain.connect import Sink
 from app.domain.consumer_groups import group_is_active, group_may_read, is_spark_source_group
 from app.domain.ports import GroupInfo, TopicPartition
-from app.domain.topic_patterns import compile_topic_pattern
-
-
-@dataclass(frozen=True)
-class TopicSelector:
-    """Exactly one of ``prefix``, ``regex`` (RE2, full match: ``app.domain.topic_patterns``) or ``names``."""
-
-    prefix: str | None = None
-    regex: str | None = None
-    names: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        chosen = [self.prefix is not None, self.regex is not None, bool(self.names)]
-        if sum(chosen) != 1:
-            raise ValueError("a topic selector has exactly one of prefix, regex or names")
-        if self.regex is not None:
-            compile_topic_pattern(self.regex)
-
-    def matches(self, topic: str) -> bool:
-        if self.prefix is not None:
-            return topic.startswith(self.prefix)
-        if self.regex is not None:
-            return compile_topic_pattern(self.regex).matches(topic)
-        return topic in self.names
-
-    def select(self, topics: Sequence[str]) -> list[str]:
-        return sorted(t for t in topics if self.matches(t))
+from app.domain.topic_patterns import TopicSelector
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,13 @@ cluster at every sweep, so Python's backtracking ``re`` would let a pattern such
 event loop. RE2 matches in time linear in the topic name and refuses what it cannot do that way
 (backreferences, lookaround). It is a pure computation library with no I/O, so the domain uses it the
 way it would use ``re``. A pattern matches a topic when it matches the whole name (``fullmatch``).
+``TopicSelector`` chooses topics by prefix, such a regex or names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -50,3 +53,29 @@ def compile_topic_pattern(text: str) -> TopicPattern:
             f"the regex is not valid RE2 syntax ({message}); backreferences and lookaround are not supported"
         ) from None
     return TopicPattern(text, compiled)
+
+
+@dataclass(frozen=True)
+class TopicSelector:
+    """Exactly one of ``prefix``, ``regex`` (RE2, full match: ``app.domain.topic_patterns``) or ``names``."""
+
+    prefix: str | None = None
+    regex: str | None = None
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        chosen = [self.prefix is not None, self.regex is not None, bool(self.names)]
+        if sum(chosen) != 1:
+            raise ValueError("a topic selector has exactly one of prefix, regex or names")
+        if self.regex is not None:
+            compile_topic_pattern(self.regex)
+
+    def matches(self, topic: str) -> bool:
+        if self.prefix is not None:
+            return topic.startswith(self.prefix)
+        if self.regex is not None:
+            return compile_topic_pattern(self.regex).matches(topic)
+        return topic in self.names
+
+    def select(self, topics: Sequence[str]) -> list[str]:
+        return sorted(t for t in topics if self.matches(t))

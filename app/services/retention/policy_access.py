@@ -24,7 +24,7 @@ from app.adapters.db.retention_models import RetentionPolicy
 from app.auth import Principal
 from app.domain.acl import Operation
 from app.domain.connect import ConnectUnavailable
-from app.domain.retention import TopicSelector
+from app.domain.topic_patterns import TopicSelector
 from app.errors import FieldError, NotFound, ServiceUnavailable, ValidationFailed
 from app.services.retention.connect import connector_topics, policy_sinks
 from app.services.runtime import Runtime

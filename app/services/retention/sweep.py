@@ -40,9 +40,9 @@ from app.domain.retention import (
     Skip,
     SkipReason,
     SweepPlan,
-    TopicSelector,
     plan_sweep,
 )
+from app.domain.topic_patterns import TopicSelector
 from app.errors import Forbidden, PurgeError
 from app.services.deletions.submission import submit_command
 from app.services.retention.connect import connector_topics, policy_sinks

@@ -11,9 +11,9 @@ from app.domain.retention import (
     PartitionOffsets,
     RetentionRules,
     SkipReason,
-    TopicSelector,
     plan_sweep,
 )
+from app.domain.topic_patterns import TopicSelector
 
 T0, T1 = TopicPartition("inter.a", 0), TopicPartition("inter.a", 1)
 

@@ -12,9 +12,9 @@ from app.domain.retention import (
     ConsumerSelection,
     PartitionOffsets,
     RetentionRules,
-    TopicSelector,
     plan_sweep,
 )
+from app.domain.topic_patterns import TopicSelector
 
 PARTITIONS = [TopicPartition("t", p) for p in range(4)]
 position = st.one_of(st.none(), st.integers(min_value=-1, max_value=120))

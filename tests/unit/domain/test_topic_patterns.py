@@ -6,8 +6,12 @@ import time
 
 import pytest
 
-from app.domain.retention import TopicSelector
-from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
+from app.domain.topic_patterns import (
+    MAX_PATTERN_LENGTH,
+    TopicPatternError,
+    TopicSelector,
+    compile_topic_pattern,
+)
 
 
 @pytest.mark.parametrize(
