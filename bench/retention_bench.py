@@ -41,6 +41,7 @@ from pydantic import SecretStr
 
 from app.adapters.db.retention_models import RetentionPolicy
 from app.domain.ports import TopicPartition
+from app.domain.positions import Positions
 from app.domain.retention import (
     ClusterView,
     ConsumerSelection,
@@ -59,12 +60,22 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
+def _positions(rng: random.Random, partitions: int) -> Positions:
+    positions = Positions()
+    for first in range(0, partitions, 100):
+        count = min(100, partitions - first)
+        offsets = [rng.randint(100, 10_000) for _ in range(count)]
+        positions.put(f"inter.t{first // 100}", range(count), offsets)
+    return positions
+
+
 def planning(partitions: int, groups: int, runs: int = 5) -> None:
     rng = random.Random(1)
     tps = [TopicPartition(f"inter.t{p // 100}", p % 100) for p in range(partitions)]
     offsets = {tp: PartitionOffsets(rng.randint(0, 100), 10_000) for tp in tps}
     names = [f"g{g}" for g in range(groups)]
-    commits = {g: {tp: rng.randint(100, 10_000) for tp in tps} for g in names}
+    # As the OffsetFetch answers arrive: per topic, the offsets in partition order.
+    commits = {g: _positions(rng, partitions) for g in names}
     view = ClusterView(partitions=offsets, group_offsets=commits)
     for label, consumers in (
         ("named groups", ConsumerSelection(groups=tuple(names))),

@@ -185,7 +185,7 @@ class KafkaGateway(Protocol):
 
     async def committed_offsets(
         self, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
-    ) -> dict[str, dict[TopicPartition, int]]:
+    ) -> dict[str, Mapping[TopicPartition, int]]:
         """OffsetFetch on each group's coordinator; only partitions the group has a commit on appear."""
         ...
 

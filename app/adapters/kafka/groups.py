@@ -29,6 +29,7 @@ from app.adapters.kafka.groups_codec import (
 )
 from app.adapters.kafka.protocol import VersionUnsupported
 from app.domain.ports import GroupInfo, GroupMember, TopicPartition
+from app.domain.positions import Positions
 
 RETRIABLE = frozenset({"COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR"})
 ATTEMPTS = 5
@@ -193,18 +194,6 @@ def _by_topic(partitions: Sequence[TopicPartition]) -> list[tuple[str, list[int]
     return [(name, sorted(parts)) for name, parts in sorted(topics.items())]
 
 
-Interned = Mapping[str, Mapping[int, TopicPartition]]
-
-
-def _interned(partitions: Sequence[TopicPartition]) -> dict[str, dict[int, TopicPartition]]:
-    """The caller's own partition objects by topic and index: answers for 10,000 partitions of 50
-    groups then reuse them instead of building half a million new ones."""
-    known: dict[str, dict[int, TopicPartition]] = defaultdict(dict)
-    for tp in partitions:
-        known[tp.topic][tp.partition] = tp
-    return known
-
-
 def _raise_error(group: str, topic: str, indexes: Sequence[int], errors: Sequence[int]) -> None:
     for partition, code in zip(indexes, errors, strict=True):
         if code:
@@ -214,7 +203,7 @@ def _raise_error(group: str, topic: str, indexes: Sequence[int], errors: Sequenc
             raise GroupQueryFailed(f"OffsetFetch for group {group!r} on {topic}-{partition}: {error}")
 
 
-def _committed(group: str, answer: OffsetFetchAnswer, known: Interned) -> dict[TopicPartition, int]:
+def _committed(group: str, answer: OffsetFetchAnswer) -> Positions:
     top_error = error_name(answer.error_code)
     if top_error in RETRIABLE:
         raise _Retriable(f"OffsetFetch: {top_error}")
@@ -223,25 +212,19 @@ def _committed(group: str, answer: OffsetFetchAnswer, known: Interned) -> dict[T
     for topic, (indexes, _, errors) in answer.topics.items():
         if errors.count(0) != len(errors):
             _raise_error(group, topic, indexes, errors)
-    committed: dict[TopicPartition, int] = {}
+    committed = Positions()
     for topic, (indexes, offsets, _) in answer.topics.items():
-        get = known.get(topic, {}).get
-        committed.update(  # -1: no committed offset there
-            (get(index) or TopicPartition(topic, index), offset)
-            for index, offset in zip(indexes, offsets, strict=True)
-            if offset >= 0
-        )
+        committed.put(topic, indexes, offsets)  # -1: no committed offset there
     return committed
 
 
 async def committed_offsets(
     client: ClusterClient, brokers: Sequence[int], group: str, partitions: Sequence[TopicPartition]
-) -> dict[TopicPartition, int]:
+) -> Positions:
     request = CommittedOffsetsRequest(group, _by_topic(partitions))
-    known = _interned(partitions)
 
-    async def call(node: int) -> dict[TopicPartition, int]:
-        return _committed(group, read_offset_fetch(await _send(client, node, request)), known)
+    async def call(node: int) -> Positions:
+        return _committed(group, read_offset_fetch(await _send(client, node, request)))
 
     return await _with_coordinator(client, brokers, group, call)
 
@@ -251,8 +234,7 @@ async def _batch_on_coordinator(
     node: int,
     groups: list[str],
     topics: list[tuple[str, list[int]]],
-    known: Interned,
-) -> tuple[dict[str, dict[TopicPartition, int]], list[str]]:
+) -> tuple[dict[str, Positions], list[str]]:
     """OffsetFetch v8 for all ``groups`` of one coordinator; the groups to ask one by one come back
     second (the broker has no v8 or could not be asked, or the group's coordinator moved)."""
     try:
@@ -260,11 +242,11 @@ async def _batch_on_coordinator(
     except (VersionUnsupported, BrokerFailure):
         return {}, groups
     answers = read_groups_offsets(response).groups
-    found: dict[str, dict[TopicPartition, int]] = {}
+    found: dict[str, Positions] = {}
     again: list[str] = []
     for group in groups:
         try:
-            found[group] = _committed(group, answers[group], known)
+            found[group] = _committed(group, answers[group])
         except (_Retriable, KeyError):
             again.append(group)
     return found, again
@@ -272,7 +254,7 @@ async def _batch_on_coordinator(
 
 async def committed_offsets_of_groups(
     client: ClusterClient, brokers: Sequence[int], groups: Sequence[str], partitions: Sequence[TopicPartition]
-) -> dict[str, dict[TopicPartition, int]]:
+) -> dict[str, Mapping[TopicPartition, int]]:
     """Committed offsets of many groups: one OffsetFetch per coordinator where brokers have v8 (each
     request costs the broker a pass over its offsets), else one per group."""
     coordinators = await asyncio.gather(*(_coordinator_or_none(client, brokers, g) for g in groups))
@@ -280,11 +262,11 @@ async def committed_offsets_of_groups(
     again: list[str] = []
     for group, node in zip(groups, coordinators, strict=True):
         (again if node is None else by_node[node]).append(group)
-    topics, known = _by_topic(partitions), _interned(partitions)
+    topics = _by_topic(partitions)
     batches = await asyncio.gather(
-        *(_batch_on_coordinator(client, node, members, topics, known) for node, members in by_node.items())
+        *(_batch_on_coordinator(client, node, members, topics) for node, members in by_node.items())
     )
-    found: dict[str, dict[TopicPartition, int]] = {}
+    found: dict[str, Positions] = {}
     for answered, retry in batches:
         found.update(answered)
         again.extend(retry)

@@ -135,7 +135,7 @@ class ClusterInspection:
 
     async def committed_offsets(
         self: _HasMetadata, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
-    ) -> dict[str, dict[TopicPartition, int]]:
+    ) -> dict[str, Mapping[TopicPartition, int]]:
         if not groups or not partitions:
             return {group: {} for group in groups}
         async with _unavailable(cluster):

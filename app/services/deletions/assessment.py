@@ -8,7 +8,7 @@ with ``preview=True``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -81,7 +81,7 @@ class _Facts(NamedTuple):
     partitions: list[TopicPartition]
     log_starts: dict[TopicPartition, int]
     high_watermarks: dict[TopicPartition, int]
-    committed: dict[str, dict[TopicPartition, int]]
+    committed: Mapping[str, Mapping[TopicPartition, int]]
     versions: dict[int, int]
 
 

@@ -14,6 +14,7 @@ from app.adapters.db.session import read_session
 from app.domain.connect import SinkReading
 from app.domain.consumer_groups import is_spark_source_group
 from app.domain.ports import GroupInfo, TopicPartition
+from app.domain.positions import Positions
 from app.domain.retention import ClusterView, PartitionOffsets, RetentionRules
 from app.errors import PurgeError
 from app.integrations.spark.checkpoint import CheckpointError, read_committed_offsets
@@ -49,15 +50,15 @@ async def _one_group(runtime: Runtime, cluster: str, group: str, partitions: Seq
 
 async def group_positions(
     runtime: Runtime, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
-) -> tuple[dict[str, dict[TopicPartition, int]], dict[str, str]]:
+) -> tuple[dict[str, Positions], dict[str, str]]:
     answers = await asyncio.gather(*(_one_group(runtime, cluster, g, partitions) for g in groups))
-    offsets: dict[str, dict[TopicPartition, int]] = {}
+    offsets: dict[str, Positions] = {}
     failed: dict[str, str] = {}
     for group, answer in zip(groups, answers, strict=True):
         if isinstance(answer, Exception):
             failed[f"group:{group}"] = str(answer)
         else:
-            offsets[group] = dict(answer)
+            offsets[group] = Positions.of(answer)
     return offsets, failed
 
 
