@@ -36,9 +36,9 @@ def add_certificate_commands(commands: Any) -> None:
         help="a finished deletion's signed erasure certificate; verify one offline",
         usage=USAGE,
         description=(
-            "certificate ID: fetch the signed erasure certificate (a JWS) of a finished deletion. "
-            "certificate verify FILE --jwks URL|FILE: verify one offline against the service's public "
-            "keys (exit 5 when it does not verify)."
+            "certificate ID: fetch the signed erasure certificate (a JWS) of a finished deletion.\n"
+            "certificate verify FILE --jwks URL|FILE: verify one offline against the service's public\n"
+            "keys (a JWK set saved from <url>/signing-keys, or that URL); exit 5 when it does not verify."
         ),
     )
     command.add_argument("target", metavar="ID|verify", help="the deletion's id, or verify")
