@@ -137,3 +137,33 @@ POLICY_CREATED_EXAMPLE: Examples = {
     "last_run_at": None,
     "next_run_at": _ACCEPTED_AT,
 }
+# A certificate of ACCEPTED_EXAMPLE's deletion once it succeeded, signed by a made-up Ed25519 key.
+CERTIFICATE_EXAMPLE = (
+    "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiMkVrMnVRR0FMeXg2NnNvNTgyV3pEM3hpWnJ1OVVXRFN3eXZHNWZQRklLSSIsInR5"
+    "cCI6ImthZmthLXB1cmdlLWVyYXN1cmUtY2VydGlmaWNhdGUifQ.eyJhdWRpdCI6eyJjb21wbGV0ZWQiOnsiYWN0aW9uIjoiZ"
+    "GVsZXRpb24uY29tcGxldGVkIiwiZXZlbnRfaWQiOjQyLCJoYXNoIjoiMWE3ZTFhN2UxYTdlMWE3ZTFhN2UxYTdlMWE3ZTFhN"
+    "2UxYTdlMWE3ZTFhN2UxYTdlMWE3ZTFhN2UxYTdlMWE3ZSJ9LCJyZXF1ZXN0ZWQiOnsiYWN0aW9uIjoiZGVsZXRpb24ucmVxd"
+    "WVzdGVkIiwiZXZlbnRfaWQiOjQxLCJoYXNoIjoiOWYyYzlmMmM5ZjJjOWYyYzlmMmM5ZjJjOWYyYzlmMmM5ZjJjOWYyYzlmM"
+    "mM5ZjJjOWYyYzlmMmM5ZjJjOWYyYyJ9fSwiZGVsZXRpb24iOnsiYXBwcm92ZXJzIjpbXSwiY2x1c3RlciI6ImRlbW8iLCJma"
+    "W5pc2hlZF9hdCI6IjIwMjYtMTEtMjVUMTI6MDA6MDAuNjU0MzIxWiIsImlkIjoiNWIwZTNmOGUtMmM0ZC00YTUxLTlkOGUtM"
+    "GY2YTdiMWMyZDNlIiwibGVhZGVyX29ubHkiOmZhbHNlLCJwYXJ0aXRpb25zIjpbeyJlcnJvcl9jb2RlIjpudWxsLCJsZWFkZ"
+    "XJfbG9nX3N0YXJ0X29mZnNldCI6bnVsbCwibG93X3dhdGVybWFyayI6MTAwLCJwYXJ0aXRpb24iOjEsInJlc29sdmVkX29mZ"
+    "nNldCI6MTAwLCJzdGF0dXMiOiJzdWNjZWVkZWQiLCJ0b3BpYyI6Im9yZGVycy51cyJ9XSwicmVhc29uIjoiZGVtbzogZmlyc"
+    "3QgMTAwIHJlY29yZHMgb2Ygb3JkZXJzLnVzIHBhcnRpdGlvbiAxIiwicmVxdWVzdGVkX2F0IjoiMjAyNi0xMS0yNVQxMjowM"
+    "DowMC4xMjM0NTZaIiwicmVxdWVzdGVyIjoiVXNlcjpvcmRlcnMtdGVhbSIsInN0YXR1cyI6InN1Y2NlZWRlZCJ9LCJpYXQiO"
+    "jE3OTU2MDgwMDAsImlzcyI6Imh0dHA6Ly8xMjcuMC4wLjE6ODA4MCIsImp0aSI6IjBjOGU1ZDdhLTlmNDEtNGI2ZS04YTNkL"
+    "TJmMWI3YzZlNWQ0YSIsInN1YiI6IjViMGUzZjhlLTJjNGQtNGE1MS05ZDhlLTBmNmE3YjFjMmQzZSJ9.9xMgfU3ub0iHPqd7"
+    "jeBR2MEVR3Ci2oZvB68g2mV9qFOjGr3H0FKj6pbPU8zyNo4UMleGWTUW8jhjWNpBWbuMDQ"
+)
+SIGNING_KEYS_EXAMPLE: Examples = {
+    "keys": [
+        {
+            "kty": "OKP",
+            "crv": "Ed25519",
+            "x": "KjWt1CQweWl8Fm4QAiS1yWYY99W-Tgu553Wzjqm_sIU",
+            "kid": "2Ek2uQGALyx66so582WzD3xiZru9UWDSwyvG5fPFIKI",
+            "alg": "Ed25519",
+            "use": "sig",
+        }
+    ]
+}

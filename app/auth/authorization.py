@@ -6,8 +6,8 @@ What each action needs, on the cluster the deletion or ACL belongs to:
 - approve a prefix retention policy: DELETE on every topic under the prefix, present and future
   (an ALLOW covering the whole prefix and no DENY reaching under it);
 - read a topic's offsets or consumer groups: DESCRIBE on the topic;
-- see a deletion (read, list, partitions, evidence): be its requester, or DESCRIBE on every topic it
-  touches; anything else answers 404, so ids cannot be probed;
+- see a deletion (read, list, partitions, evidence, certificate): be its requester, or DESCRIBE on every
+  topic it touches; anything else answers 404, so ids cannot be probed;
 - cancel a deletion: DELETE on every topic;
 - create or delete ACL bindings: ALTER on CLUSTER; list them: DESCRIBE on CLUSTER;
 - consumers are Kafka consumer groups (as Kafka's OffsetCommit sees them): registering consumer ``X`` or

@@ -10,6 +10,7 @@ import sys
 
 from app.cli.acls import add_acl_commands
 from app.cli.audit import add_audit_commands
+from app.cli.certificates import add_certificate_commands
 from app.cli.client import ENVIRONMENT_HELP
 from app.cli.deletions import add_deletion_commands
 from app.cli.exits import EXIT_CODES_HELP
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_acl_commands(commands)
     add_policy_commands(commands)
     add_audit_commands(commands)
+    add_certificate_commands(commands)
     return parser
 
 

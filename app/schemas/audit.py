@@ -128,4 +128,7 @@ class AuditVerifyRead(BaseModel):
 class AuditKeysRead(BaseModel):
     """A JWK set (RFC 7517) of the public keys that verify this service's audit checkpoints."""
 
-    keys: list[dict[str, Any]] = Field(description="Public keys as JWKs (empty when checkpoints are off)")
+    keys: list[dict[str, Any]] = Field(
+        description="Public keys as JWKs: the current signing key, then the retired ones (empty when no key "
+        "is configured)"
+    )

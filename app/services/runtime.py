@@ -18,12 +18,14 @@ from app.domain.ports import KafkaGateway
 from app.services.authorization import Authorization
 from app.services.deletions.intake import AcceptBatcher
 from app.settings import Settings
+from app.signing import ServiceKeys
 
 
 @dataclass
 class Runtime:
     """Settings, the database, the Kafka gateway, the authorization, this instance's executor (None in
-    ``serve --api-only``), the ACL sources, the intake and the audit checkpoint key."""
+    ``serve --api-only``), the ACL sources, the intake, the audit checkpoint key and the service's signing
+    keys."""
 
     settings: Settings
     sessionmaker: async_sessionmaker[AsyncSession]
@@ -35,8 +37,13 @@ class Runtime:
     intake: AcceptBatcher = field(init=False)
     # Signs and checks audit checkpoints; None when no key is configured (checkpoints off).
     audit_key: CheckpointKey | None = field(init=False)
+    # The key that signs erasure certificates (the same one as the checkpoints') and the retired public
+    # keys: all of them are published at /signing-keys.
+    signing_keys: ServiceKeys = field(init=False)
 
     def __post_init__(self) -> None:
         batch = self.settings.worker.claim_batch
         self.intake = AcceptBatcher(self.sessionmaker, self.executor, max_partitions=batch)
-        self.audit_key = load_checkpoint_key(self.settings.audit.signing_key_text())
+        audit = self.settings.audit
+        self.audit_key = load_checkpoint_key(audit.signing_key_text())
+        self.signing_keys = ServiceKeys.of(audit.signing_key_text(), audit.retired_keys_text())

@@ -91,6 +91,7 @@ MATRIX = [
     Row("GET",    "/problems/{slug}",                                           200, 200, 200, 200, 200, "public"),
     Row("POST",   "/oauth/token",                                               401, 200, 200, 200, 200, "client credentials"),
     Row("GET",    "/.well-known/jwks.json",                                     200, 200, 200, 200, 200, "public"),
+    Row("GET",    "/signing-keys",                                              200, 200, 200, 200, 200, "public"),
     # Deletions: DELETE on the topics to submit or cancel; seen by the requester or DESCRIBE on every topic.
     Row("POST",   "/v1/deletions",                                              401, 403, 202, 403, 202, "DELETE on every TOPIC"),
     Row("GET",    "/v1/deletions",                                              401,   H,   L,   H,   L, "requester or DESCRIBE on its topics"),
@@ -99,6 +100,7 @@ MATRIX = [
     Row("GET",    "/v1/deletions/{deletion_id}/partitions",                     401, 404, 200, 404, 200, "requester or DESCRIBE on its topics"),
     Row("GET",    "/v1/deletions/{deletion_id}/partitions/{topic}/{partition}", 401, 404, 200, 404, 200, "requester or DESCRIBE on its topics"),
     Row("GET",    "/v1/deletions/{deletion_id}/evidence",                       401, 404, 200, 404, 200, "requester or DESCRIBE on its topics"),
+    Row("GET",    "/v1/deletions/{deletion_id}/certificate",                    401, 404, 200, 404, 200, "requester or DESCRIBE on its topics"),
     Row("GET",    "/v1/clusters/{cluster}/topics/{topic}",                      401, 403, 200, 403, 200, "DESCRIBE on the TOPIC"),
     # ACL bindings: ALTER on CLUSTER to change, DESCRIBE on CLUSTER to list.
     Row("POST",   "/v1/clusters/{cluster}/acls",                                401, 403, 403, 201, 201, "ALTER on CLUSTER"),

@@ -60,6 +60,8 @@ class World:
     client: httpx.AsyncClient
     tokens: dict[str, str]
     deletion_id: str = ""
+    # A deletion of the owner's that has finished (cancelled: the world runs no executor).
+    finished_id: str = ""
     serial: itertools.count[int] = field(default_factory=itertools.count)
 
     def headers(self, who: str) -> dict[str, str]:
@@ -213,6 +215,13 @@ async def verify_audit(world: World, who: str) -> Call:
     return Call("POST", "/v1/audit/verify", {"json": {"checkpoint": checkpoint.jws}})
 
 
+async def certificate(world: World, who: str) -> Call:
+    if not world.finished_id:
+        world.finished_id = await world.new_deletion()
+        await world.as_owner("POST", f"/v1/deletions/{world.finished_id}/cancel", 200)
+    return Call("GET", f"/v1/deletions/{world.finished_id}/certificate")
+
+
 def filled(world: World, template: str, name: str) -> str:
     """The route's path template with the world's resources: its deletion, cluster, topic, ``name``."""
     values = {
@@ -242,6 +251,7 @@ CALLS: dict[tuple[str, str], Builder] = {
         "/v1/deletions", lambda world: names_in("id", world.deletion_id), params={"limit": 1000}
     ),
     ("POST", "/v1/deletions/{deletion_id}/cancel"): cancel,
+    ("GET", "/v1/deletions/{deletion_id}/certificate"): certificate,
     ("POST", "/v1/audit/verify"): verify_audit,
     ("POST", "/v1/clusters/{cluster}/acls"): create_acl,
     ("DELETE", "/v1/clusters/{cluster}/acls"): delete_acls,

@@ -96,6 +96,6 @@ async def verify_audit_chain_against(
 
 @router.get("/keys", response_model=AuditKeysRead, responses=problem_responses(401))
 async def list_audit_keys(principal: PrincipalDep, runtime: RuntimeDep) -> AuditKeysRead:
-    """The public keys that verify audit checkpoints, as a JWK set (empty when checkpoints are off)."""
-    key = runtime.audit_key
-    return AuditKeysRead(keys=[key.public_jwk()] if key is not None else [])
+    """The public keys that verify audit checkpoints, as a JWK set: the current signing key, then the
+    retired ones (empty when no key is configured)."""
+    return AuditKeysRead.model_validate(runtime.signing_keys.jwks())
