@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, Path, Query
+from fastapi import APIRouter, Body, Depends, Query
 
 from app.api.deps import RequestIdDep, RuntimeDep
-from app.api.examples import ACL_EXAMPLES, CLUSTER_EXAMPLES
+from app.api.examples import ACL_EXAMPLES
+from app.api.paths import ClusterPath
 from app.api.response_examples import ACL_CREATED_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.auth import PrincipalDep
@@ -25,15 +26,6 @@ from app.services import acls
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/acls", tags=["acls"], route_class=StrictJsonRoute)
 
-ClusterPath = Annotated[
-    str,
-    Path(
-        min_length=1,
-        max_length=255,
-        description="A configured cluster's name",
-        openapi_examples=CLUSTER_EXAMPLES,
-    ),
-]
 FILTER_HELP = "Omit (or ANY) to match any value"
 PATTERN_HELP = (
     "LITERAL or PREFIXED: bindings of that type; ANY (default): both; MATCH: every binding that applies "

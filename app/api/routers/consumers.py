@@ -9,7 +9,8 @@ from fastapi import APIRouter, Body, Path
 
 from app.adapters.db.retention_models import Consumer
 from app.api.deps import RequestIdDep, RuntimeDep
-from app.api.examples import CLUSTER_EXAMPLES, CONSUMER_EXAMPLES, PROGRESS_EXAMPLES, SPARK_CONSUMER
+from app.api.examples import CONSUMER_EXAMPLES, PROGRESS_EXAMPLES, SPARK_CONSUMER
+from app.api.paths import ClusterPath
 from app.api.response_examples import CONSUMER_CREATED_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.auth import PrincipalDep
@@ -26,15 +27,6 @@ from app.services.retention import consumers as retention
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/consumers", tags=["consumers"], route_class=StrictJsonRoute)
 
-ClusterPath = Annotated[
-    str,
-    Path(
-        min_length=1,
-        max_length=255,
-        description="A configured cluster's name",
-        openapi_examples=CLUSTER_EXAMPLES,
-    ),
-]
 ConsumerPath = Annotated[
     str,
     Path(
