@@ -125,7 +125,7 @@ def needed_facts(cuts: Sequence[PlannedCut], *, bounded: bool = False) -> Needed
             needed.group_partitions.append(cut.partition)
         if spec.to_end or spec.offset == HIGH_WATERMARK or spec.before_ms is not None:
             needed.high_watermarks.append(cut.partition)
-        elif bounded and spec.offset is not None:
+        elif bounded and spec.offset is not None and spec.offset > 0:  # 0 is never above a high watermark
             needed.bounds.append(cut.partition)
     needed.groups.extend(sorted(groups))
     return needed

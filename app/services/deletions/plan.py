@@ -146,13 +146,13 @@ class _Reads:
 
 
 def _named_bounds(request: DeletionRequest) -> list[TopicPartition]:
-    """The partitions the request names with a concrete offset (whole-topic entries are known only once
-    the layouts are)."""
+    """The partitions the request names with a concrete offset above 0, the only ones a high watermark
+    can refuse (whole-topic entries are known only once the layouts are)."""
     new = tuple.__new__  # named tuples built in C: a request names up to 10,000 partitions
     return [
         new(TopicPartition, (e.topic, e.partition))
         for e in request.partitions
-        if e.partition is not None and e.offset is not None and e.offset >= 0
+        if e.partition is not None and e.offset is not None and e.offset > 0
     ]
 
 
