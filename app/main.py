@@ -33,6 +33,8 @@ from app.api.problem_pages import router as problem_pages
 from app.api.problems import install_problem_handlers
 from app.api.routers import (
     acls,
+    approval_rules,
+    approvals,
     audit,
     audit_export,
     certificates,
@@ -122,7 +124,18 @@ def _install(app: FastAPI, settings: Settings) -> None:
     auth.install(app, settings)
     install_docs(app)
     app.include_router(problem_pages)
-    for module in (deletions, partitions, offsets, certificates, acls, health, consumers, policies):
+    for module in (
+        deletions,
+        partitions,
+        offsets,
+        certificates,
+        acls,
+        health,
+        consumers,
+        policies,
+        approval_rules,
+        approvals,
+    ):
         app.include_router(module.router)
     # The audit trail spans every cluster: reading it needs DESCRIBE on CLUSTER of each.
     for module in (audit_export, audit):

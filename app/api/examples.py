@@ -208,3 +208,25 @@ VERIFY_EXAMPLES: dict[str, Examples] = {
 
 CLUSTER_EXAMPLES: dict[str, Examples] = {"demo": {"summary": "The demo's cluster", "value": "demo"}}
 TOPIC_EXAMPLES: dict[str, Examples] = {"orders.eu": {"summary": "A demo topic", "value": "orders.eu"}}
+
+APPROVAL_RULE_NAME = "pii-four-eyes"
+APPROVAL_RULE_EXAMPLES: dict[str, Examples] = {
+    "pii": {
+        "summary": "Two approvals for every customers- topic",
+        "value": {
+            "name": "customers-two-approvals",
+            "topics": {"prefix": "customers-"},
+            "approvers": ["Group:privacy-officers", "User:approver"],
+            "required_approvals": 2,
+            "expires_after_seconds": 86400,
+            "applies_to_retention": True,
+        },
+    }
+}
+APPROVAL_RULE_UPDATE_EXAMPLES: dict[str, Examples] = {
+    "wait": {"summary": "Let requests wait three days", "value": {"expires_after_seconds": 259200}},
+}
+APPROVAL_EXAMPLES: dict[str, Examples] = {
+    "approve": {"summary": "Approve", "value": {"decision": "approve", "comment": "checked the ticket"}},
+    "reject": {"summary": "Reject", "value": {"decision": "reject", "comment": "wrong topic"}},
+}

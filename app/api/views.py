@@ -18,7 +18,7 @@ from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
 from app.api.pagination import encode_cursor
 from app.api.problems import invalid_parameter
-from app.domain.deletions import DeletionScope, PartitionStatus
+from app.domain.deletions import DeletionScope, DeletionStatus, PartitionStatus
 from app.schemas.deletions import DeletionRead, DeletionSummary, PartitionRead
 from app.services.runtime import Runtime
 
@@ -50,11 +50,12 @@ def deletion_summary(deletion: DeletionRecord) -> DeletionSummary:
 def accepted_deletion_read(
     deletion: Deletion, planned: Sequence[repo.PlannedPartition], partition_limit: int
 ) -> DeletionRead:
-    """The response for a deletion just stored, built without reading it back: all partitions pending,
-    the first ``partition_limit`` of them in (topic, partition) order (Python's string order: beyond one
-    page, for one topic only), with the cursor ``deletion_read`` would give."""
+    """The response for a deletion just stored, built without reading it back: all partitions pending (or
+    awaiting approval), the first ``partition_limit`` of them in (topic, partition) order (Python's string
+    order: beyond one page, for one topic only), with the cursor ``deletion_read`` would give."""
     ordered = sorted(planned, key=attrgetter("partition"))[:partition_limit]
-    pending = PartitionStatus.PENDING
+    waiting = deletion.status == DeletionStatus.AWAITING_APPROVAL.value
+    pending = PartitionStatus.AWAITING_APPROVAL if waiting else PartitionStatus.PENDING
     partitions = [
         {
             "topic": p.partition.topic,

@@ -123,3 +123,63 @@ def consumer_registered(actor: Actor, cluster: str, details: Mapping[str, Any], 
 
 def consumer_query_changed(actor: Actor, cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
     return _event("consumer.query_changed", actor, cluster, details, at=at)
+
+
+def approval_rule_created(actor: Actor, cluster: str, rule: Mapping[str, Any]) -> NewEvent:
+    return _event("approval_rule.created", actor, cluster, rule)
+
+
+def approval_rule_updated(actor: Actor, cluster: str, rule: Mapping[str, Any]) -> NewEvent:
+    return _event("approval_rule.updated", actor, cluster, rule)
+
+
+def approval_rule_deleted(actor: Actor, cluster: str, rule: Mapping[str, Any]) -> NewEvent:
+    return _event("approval_rule.deleted", actor, cluster, rule)
+
+
+def approval_recorded(
+    actor: Actor, cluster: str, deletion_id: str | None, details: Mapping[str, Any], at: datetime
+) -> NewEvent:
+    """One approver's decision (approve or reject) on a deletion or a retention policy."""
+    return _event("approval.recorded", actor, cluster, details, deletion_id=deletion_id, at=at)
+
+
+def deletion_awaiting_approval(
+    actor: Actor, cluster: str, deletion_id: str, details: Mapping[str, Any], at: datetime
+) -> NewEvent:
+    return _event("deletion.awaiting_approval", actor, cluster, details, deletion_id=deletion_id, at=at)
+
+
+def deletion_approved(
+    actor: Actor, cluster: str, deletion_id: str, details: Mapping[str, Any], at: datetime
+) -> NewEvent:
+    return _event("deletion.approved", actor, cluster, details, deletion_id=deletion_id, at=at)
+
+
+def deletion_rejected(
+    actor: Actor, cluster: str, deletion_id: str, details: Mapping[str, Any], at: datetime
+) -> NewEvent:
+    return _event("deletion.rejected", actor, cluster, details, deletion_id=deletion_id, at=at)
+
+
+def deletion_expired(cluster: str, deletion_id: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
+    executor = Actor(EXECUTOR_PRINCIPAL)
+    return _event("deletion.expired", executor, cluster, details, deletion_id=deletion_id, at=at)
+
+
+def policy_awaiting_approval(
+    actor: Actor, cluster: str, details: Mapping[str, Any], at: datetime
+) -> NewEvent:
+    return _event("policy.awaiting_approval", actor, cluster, details, at=at)
+
+
+def policy_approved(actor: Actor, cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
+    return _event("policy.approved", actor, cluster, details, at=at)
+
+
+def policy_rejected(actor: Actor, cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
+    return _event("policy.rejected", actor, cluster, details, at=at)
+
+
+def policy_approval_expired(cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
+    return _event("policy.approval_expired", Actor(EXECUTOR_PRINCIPAL), cluster, details, at=at)

@@ -110,7 +110,18 @@ def add_deletion_commands(commands: Any) -> None:
     listing.add_argument("--topic", help="only deletions of this topic")
     listing.add_argument(
         "--status",
-        choices=("pending", "in_progress", "succeeded", "partially_failed", "failed", "cancelled"),
+        choices=(
+            "awaiting_approval",
+            "approved",
+            "pending",
+            "in_progress",
+            "succeeded",
+            "partially_failed",
+            "failed",
+            "cancelled",
+            "rejected",
+            "expired",
+        ),
         help="only deletions in this state",
     )
     listing.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
@@ -195,7 +206,8 @@ def _wait(client: httpx2.Client, deletion_id: str) -> dict[str, Any]:
         while True:
             deletion: dict[str, Any] = answer_json(client.get(f"/v1/deletions/{deletion_id}"), 200)
             progress.show(deletion)
-            if deletion["status"] in TERMINAL:
+            # Awaiting approval: waiting could take days (kafka-purge approvals shows it to approvers).
+            if deletion["status"] in TERMINAL or deletion["status"] == "awaiting_approval":
                 return deletion
             time.sleep(POLL_INTERVAL_S)
     finally:

@@ -33,4 +33,6 @@ def deletion_exit(status: str) -> Exit:
         return Exit.PARTIALLY_FAILED
     if status == "failed":
         return Exit.FAILED
+    if status in ("rejected", "expired"):
+        return Exit.REFUSED  # its approvers said no, or nobody said yes in time
     return Exit.OK

@@ -9,6 +9,7 @@ import os
 import sys
 
 from app.cli.acls import add_acl_commands
+from app.cli.approvals import add_approval_commands
 from app.cli.audit import add_audit_commands
 from app.cli.certificates import add_certificate_commands
 from app.cli.client import ENVIRONMENT_HELP
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_deletion_commands(commands)
     add_acl_commands(commands)
     add_policy_commands(commands)
+    add_approval_commands(commands)
     add_audit_commands(commands)
     add_certificate_commands(commands)
     return parser

@@ -12,10 +12,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
-TERMINAL = {"succeeded", "partially_failed", "failed", "cancelled"}
+TERMINAL = {"succeeded", "partially_failed", "failed", "cancelled", "rejected", "expired"}
 DONE_PARTITION = ("succeeded", "failed", "cancelled")
 # Partition states in the order a deletion moves through them (the progress line shows them so).
-STATE_ORDER = ("pending", "in_progress", "leader_truncated", "succeeded", "failed", "cancelled")
+STATE_ORDER = (
+    "awaiting_approval",
+    "pending",
+    "in_progress",
+    "leader_truncated",
+    "succeeded",
+    "failed",
+    "cancelled",
+)
 WIDE = 1000  # off a terminal, tables are never wrapped
 
 

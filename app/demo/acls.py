@@ -1,9 +1,19 @@
-"""The demo's ACL bindings, created through the service's own API by the super user ``admin``."""
+"""The demo's ACL bindings and four-eyes approval rule, created through the service's own API by the
+super user ``admin``."""
 
 from __future__ import annotations
 
 import httpx
 
+PROTECTED_TOPIC = "customers-pii"
+DEMO_APPROVAL_RULE: dict[str, object] = {
+    "name": "customers-pii-four-eyes",
+    "topics": {"names": [PROTECTED_TOPIC]},
+    "approvers": ["Group:privacy-officers"],
+    "required_approvals": 1,
+    "expires_after_seconds": 86400,
+    "applies_to_retention": True,
+}
 DEMO_ACLS: tuple[dict[str, str], ...] = (
     # The orders team may purge its own topics (DELETE implies DESCRIBE, as in Kafka).
     {
@@ -41,6 +51,24 @@ DEMO_ACLS: tuple[dict[str, str], ...] = (
         "resource_name": "orders.audit",
         "pattern_type": "LITERAL",
     },
+    # customers-pii holds personal data: orders-team may ask to erase records there (an approval rule
+    # makes every such deletion wait for a privacy officer), and the privacy officers see what they approve.
+    {
+        "principal": "User:orders-team",
+        "operation": "DELETE",
+        "permission_type": "ALLOW",
+        "resource_type": "TOPIC",
+        "resource_name": PROTECTED_TOPIC,
+        "pattern_type": "LITERAL",
+    },
+    {
+        "principal": "Group:privacy-officers",
+        "operation": "DESCRIBE",
+        "permission_type": "ALLOW",
+        "resource_type": "TOPIC",
+        "resource_name": PROTECTED_TOPIC,
+        "pattern_type": "LITERAL",
+    },
     # Auditors see every deletion and read the audit trail, but delete nothing.
     {
         "principal": "Group:auditors",
@@ -73,3 +101,13 @@ async def create_demo_acls(client: httpx.AsyncClient, admin: dict[str, str], clu
     for binding in DEMO_ACLS:
         response = await client.post(f"/v1/clusters/{cluster}/acls", json=binding, headers=admin)
         response.raise_for_status()
+
+
+async def create_demo_approval_rule(
+    client: httpx.AsyncClient, admin: dict[str, str], cluster: str = "demo"
+) -> None:
+    """Creates ``DEMO_APPROVAL_RULE`` with the super user's ``admin`` headers."""
+    response = await client.post(
+        f"/v1/clusters/{cluster}/approval-rules", json=DEMO_APPROVAL_RULE, headers=admin
+    )
+    response.raise_for_status()

@@ -101,7 +101,7 @@ def examples(url: str) -> list[tuple[str, str]]:
 
 
 def banner(public_url: str, emulator: Addresses, clients: dict[str, str], database: str) -> str:
-    credentials = "\n".join(f"    {client:<12} {secret}" for client, secret in clients.items())
+    credentials = "\n".join(f"    {client:<16} {secret}" for client, secret in clients.items())
     tries = "\n".join(f"    # {what}\n    {command}" for what, command in examples(public_url))
     return f"""
 kafka-purge demo is running.
@@ -112,7 +112,8 @@ kafka-purge demo is running.
   Emulator control API:  {emulator.control}/state
   Database:              {database}   (SQLite, fresh each run, like the cluster)
   Topics:                orders.eu (6), orders.us (3), orders.audit (1), payments (3),
-                         customers.compacted (3, compacted); 200 records a partition over the last 7 days
+                         customers.compacted (3, compacted), customers-pii (3, every deletion needs a
+                         privacy officer's approval); 200 records a partition over the last 7 days
   Consumers:             groups {LAGGING.name} (orders.eu, orders.us: stopped part way) and
                          {LIVE.name} (orders.us: one member in this process, 10 records behind);
                          Spark query {SPARK_CONSUMER} ({SPARK_TOPIC}, reported up to {SPARK_POSITION})
@@ -123,7 +124,8 @@ kafka-purge demo is running.
     admin is a super user; orders-team may delete records of orders.* topics (a PREFIXED ACL),
     except orders.audit (a DENY for User:* puts it under legal hold: DENY beats ALLOW), and owns the
     orders-* consumers; auditor (group auditors) may see every deletion and the audit trail but
-    delete nothing.
+    delete nothing. orders-team may also ask to erase records of customers-pii: the approval rule
+    customers-pii-four-eyes holds it until privacy-officer (group privacy-officers) approves it.
 
   Try it (each step changes or shows something; run them in order):
 {tries}

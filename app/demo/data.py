@@ -26,6 +26,8 @@ DEMO_TOPICS = (
     DemoTopic("payments", 3),
     # Kafka refuses DeleteRecords on compacted topics (POLICY_VIOLATION): the demo shows that too.
     DemoTopic("customers.compacted", 3, {"cleanup.policy": "compact"}),
+    # Personal data: the approval rule customers-pii-four-eyes asks a privacy officer before any deletion.
+    DemoTopic("customers-pii", 3),
 )
 RECORDS_PER_PARTITION = 200
 # The records of a partition span the last week, oldest first, the newest written "now": a time cut such

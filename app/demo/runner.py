@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from app.adapters.kafka.group_member import GroupMember
 from app.audit.checkpoints import generate_private_key
-from app.demo.acls import bearer, create_demo_acls
+from app.demo.acls import bearer, create_demo_acls, create_demo_approval_rule
 from app.demo.banner import banner
 from app.demo.data import produce_demo_records, write_topology
 from app.demo.emulator import EmulatorProcess
@@ -28,8 +28,13 @@ from app.settings import AuditSettings, ClusterSettings, DatabaseSettings, Setti
 log = logging.getLogger("kafka_purge.demo")
 T = TypeVar("T")
 
-DEMO_CLIENTS = {"admin": "admin-secret", "orders-team": "orders-secret", "auditor": "auditor-secret"}
-DEMO_GROUPS = {"orders-team": ["orders"], "auditor": ["auditors"]}
+DEMO_CLIENTS = {
+    "admin": "admin-secret",
+    "orders-team": "orders-secret",
+    "auditor": "auditor-secret",
+    "privacy-officer": "privacy-secret",
+}
+DEMO_GROUPS = {"orders-team": ["orders"], "auditor": ["auditors"], "privacy-officer": ["privacy-officers"]}
 
 
 def demo_auth() -> dict[str, Any]:
@@ -127,11 +132,13 @@ async def prepare(
 
 
 async def set_up_through_api(public_url: str) -> None:
-    """What the demo's users create through the API: ACLs (as admin), then the Spark consumer and the
+    """What the demo's users create through the API: ACLs and the approval rule (as admin), then the Spark
+    consumer and the
     retention policy (as orders-team, who then owns the policy)."""
     async with httpx.AsyncClient(base_url=public_url, timeout=10) as client:
         admin = await bearer(client, ("admin", DEMO_CLIENTS["admin"]))
         await create_demo_acls(client, admin)
+        await create_demo_approval_rule(client, admin)
         orders_team = await bearer(client, ("orders-team", DEMO_CLIENTS["orders-team"]))
         await create_demo_retention(client, orders_team)
 

@@ -1,9 +1,15 @@
 """Deletion requests and the per-partition state machine.
 
+    awaiting_approval ──> pending (approved) | cancelled (rejected, expired or cancelled)
     pending ──> in_progress ──> succeeded
        │             │    ├───> leader_truncated ──> succeeded | failed
        │             │    └───> failed
        └──> cancelled (only before the partition was sent)
+
+A deletion of a topic an approval rule protects starts ``awaiting_approval`` (its partitions too): the
+executor claims nothing of it. Approved, it is ``approved`` with pending partitions until the executor
+claims them (then ``in_progress``); rejected, expired or cancelled, it ends ``rejected``, ``expired`` or
+``cancelled`` with every partition cancelled.
 
 ``leader_truncated``: the leader's log start offset reached the offset but the low watermark has
 not (slow followers, or a LeaderOnly answer); the executor keeps confirming until it does or the
@@ -32,6 +38,7 @@ class DeletionScope(Protocol):
 
 
 class PartitionStatus(StrEnum):
+    AWAITING_APPROVAL = "awaiting_approval"
     PENDING = "pending"
     IN_PROGRESS = "in_progress"
     LEADER_TRUNCATED = "leader_truncated"
@@ -45,6 +52,10 @@ class PartitionStatus(StrEnum):
 
 
 class DeletionStatus(StrEnum):
+    AWAITING_APPROVAL = "awaiting_approval"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
     PENDING = "pending"
     IN_PROGRESS = "in_progress"
     SUCCEEDED = "succeeded"
@@ -57,7 +68,14 @@ TERMINAL_PARTITION_STATUSES = frozenset(
     {PartitionStatus.SUCCEEDED, PartitionStatus.FAILED, PartitionStatus.CANCELLED}
 )
 
+# A deletion waiting for approval, or approved and not yet claimed: the executor claims no partition of
+# a deletion in another status.
+CLAIMABLE_DELETION_STATUSES = frozenset(
+    {DeletionStatus.PENDING, DeletionStatus.APPROVED, DeletionStatus.IN_PROGRESS}
+)
+
 ALLOWED_TRANSITIONS: dict[PartitionStatus, frozenset[PartitionStatus]] = {
+    PartitionStatus.AWAITING_APPROVAL: frozenset({PartitionStatus.PENDING, PartitionStatus.CANCELLED}),
     PartitionStatus.PENDING: frozenset(
         {PartitionStatus.IN_PROGRESS, PartitionStatus.CANCELLED, PartitionStatus.FAILED}
     ),
@@ -91,6 +109,8 @@ def overall_status(statuses: Iterable[PartitionStatus]) -> DeletionStatus:
     """The deletion's status, derived from its partitions' statuses."""
     counts = Counter(statuses)
     total = sum(counts.values())
+    if total and counts[PartitionStatus.AWAITING_APPROVAL] == total:
+        return DeletionStatus.AWAITING_APPROVAL
     if total == 0 or counts[PartitionStatus.PENDING] == total:
         return DeletionStatus.PENDING
     if any(not status.terminal for status in counts):

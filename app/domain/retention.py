@@ -101,6 +101,7 @@ class SkipReason(StrEnum):
     OWNER_NOT_AUTHORIZED = "owner_not_authorized"
     CONNECTOR_NOT_RUNNING = "connector_not_running"
     CONNECTOR_TOPICS_UNKNOWN = "connector_topics_unknown"
+    AWAITING_APPROVAL = "awaiting_approval"
 
 
 @dataclass(frozen=True)

@@ -144,8 +144,9 @@ class PartitionRead(BaseModel):
     )
     spec: dict[str, Any] | None = Field(default=None, description="The offset spec this partition came from")
     status: PartitionStatus = Field(
-        description="pending, in_progress, leader_truncated (the leader reached the offset, followers "
-        "not yet), succeeded, failed or cancelled"
+        description="awaiting_approval (a four-eyes approval rule holds it; nothing is sent), pending, "
+        "in_progress, leader_truncated (the leader reached the offset, followers not yet), succeeded, failed "
+        "or cancelled"
     )
     low_watermark: int | None = Field(
         description="The minimum log start offset over the alive replicas, as DeleteRecords last answered "
@@ -175,7 +176,8 @@ class DeletionSummary(BaseModel):
     timeout_ms: int = Field(description="How long the executor keeps trying, in milliseconds")
     status: DeletionStatus = Field(
         description="pending, in_progress, succeeded, partially_failed, failed or cancelled, rolled up "
-        "from its partitions"
+        "from its partitions; a deletion an approval rule protects is first awaiting_approval, then "
+        "approved (pending until claimed), or ends rejected or expired (nothing sent)"
     )
     partition_count: int = Field(description="How many partitions it names")
     topics: list[str] = Field(description="The topics it touches")

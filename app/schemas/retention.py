@@ -186,6 +186,14 @@ class PolicyRead(BaseModel):
     updated_at: datetime = Field(description="When it last changed")
     last_run_at: datetime | None = Field(description="When it last swept (null: never yet)")
     next_run_at: datetime = Field(description="When it sweeps next")
+    approval_status: str | None = Field(
+        default=None,
+        description=(
+            "null when it sweeps; `pending` while a four-eyes approval rule holds it (created or widened "
+            "over protected topics), `rejected` or `expired` when that approval ended without it (change "
+            "the policy to ask again)"
+        ),
+    )
 
 
 class PolicyPage(BaseModel):

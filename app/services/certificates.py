@@ -16,11 +16,13 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import AuditEvent, Deletion, PartitionDeletion
+from app.adapters.db.repositories import approvals as approval_repo
 from app.adapters.db.repositories import evidence as repo
 from app.adapters.db.session import read_session
 from app.audit.canonical import rfc3339
 from app.auth import Principal
 from app.certificates import sign_certificate
+from app.domain.approvals import Decision, SubjectKind
 from app.domain.deletions import DeletionStatus
 from app.errors import Conflict
 from app.schemas.certificates import (
@@ -57,9 +59,13 @@ class Approver:
 
 
 async def approvers_of(session: AsyncSession, deletion: Deletion) -> list[Approver]:
-    """Who approved ``deletion`` before it ran, in approval order: the one place a certificate learns
-    its approvers. No deletion waits for approval in this service, so none has any."""
-    return []
+    """Who approved ``deletion`` before it ran (four-eyes approval), in approval order; none when its
+    topics needed no approval."""
+    request = await approval_repo.latest_request(session, SubjectKind.DELETION, deletion.id)
+    if request is None:
+        return []
+    decided = await approval_repo.decisions(session, [request.id])
+    return [Approver(d.principal, d.decided_at) for d in decided if d.decision == Decision.APPROVE.value]
 
 
 async def issue_certificate(runtime: Runtime, principal: Principal, deletion_id: str) -> str:

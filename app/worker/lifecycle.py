@@ -19,6 +19,7 @@ from app.domain.ports import KafkaGateway
 from app.services.authorization import Authorization
 from app.services.runtime import Runtime
 from app.settings import Settings
+from app.worker.approval_expiry import ApprovalExpiry
 from app.worker.checkpointer import AuditCheckpointer
 from app.worker.executor import Executor
 from app.worker.scheduler import RetentionScheduler
@@ -77,10 +78,13 @@ async def open_runtime(
 async def _start_beside_executor(
     stack: contextlib.AsyncExitStack, runtime: Runtime
 ) -> tuple[RetentionScheduler, AuditCheckpointer | None]:
-    """Retention sweeps and audit checkpoints run where the executor runs."""
+    """Retention sweeps, approval expiry and audit checkpoints run where the executor runs."""
     scheduler = RetentionScheduler(runtime)
     await scheduler.start()
     stack.push_async_callback(scheduler.stop)
+    expiry = ApprovalExpiry(runtime)
+    await expiry.start()
+    stack.push_async_callback(expiry.stop)
     checkpointer = None
     if runtime.audit_key is not None:
         checkpointer = AuditCheckpointer(runtime.sessionmaker, runtime.audit_key, runtime.settings.audit)

@@ -40,6 +40,8 @@ from security.world import (
     LISTED,
     POLICY,
     PRINCIPALS,
+    PROTECTED,
+    RULE,
     SIGNING_KEY,
     SPARK,
     TOPIC,
@@ -51,6 +53,7 @@ from security.world import (
     outcome,
     policies,
     policy_body,
+    rules,
 )
 
 IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
@@ -119,6 +122,18 @@ MATRIX = [
     Row("PATCH",  "/v1/clusters/{cluster}/policies/{name}",                     401, 404, 200, 200, 200, "owner or ALTER on CLUSTER"),
     Row("DELETE", "/v1/clusters/{cluster}/policies/{name}",                     401, 404, 204, 204, 204, "owner or ALTER on CLUSTER"),
     Row("GET",    "/v1/clusters/{cluster}/policies/{name}/runs",                401, 404,   L,   L,   L, "owner or DESCRIBE on CLUSTER"),
+    # Four-eyes approval: rules are managed like ACL bindings; a decision needs being an approver of every
+    # rule (never the requester) and DESCRIBE on the topics; a request is seen by whoever sees its
+    # subject and by its approvers.
+    Row("POST",   "/v1/clusters/{cluster}/approval-rules",                      401, 403, 403, 201, 201, "ALTER on CLUSTER"),
+    Row("GET",    "/v1/clusters/{cluster}/approval-rules",                      401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
+    Row("GET",    "/v1/clusters/{cluster}/approval-rules/{name}",               401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
+    Row("PATCH",  "/v1/clusters/{cluster}/approval-rules/{name}",               401, 403, 403, 200, 200, "ALTER on CLUSTER"),
+    Row("DELETE", "/v1/clusters/{cluster}/approval-rules/{name}",               401, 403, 403, 204, 204, "ALTER on CLUSTER"),
+    Row("POST",   "/v1/deletions/{deletion_id}/approvals",                      401, 404, 403, 403, 200, "approver of every rule, not the requester, DESCRIBE on its topics"),
+    Row("GET",    "/v1/deletions/{deletion_id}/approvals",                      401, 404, 200, 200, 200, "seeing the deletion, or an approver of its rules"),
+    Row("GET",    "/v1/approvals",                                              401,   H,   H,   H,   L, "approver of every rule, not the requester, seeing the subject"),
+    Row("POST",   "/v1/clusters/{cluster}/policies/{name}/approvals",           401, 404, 403, 403, 200, "approver of every rule, not the owner, DESCRIBE on its topics"),
     # The audit trail spans every cluster: DESCRIBE on CLUSTER of each.
     Row("GET",    "/v1/audit",                                                  401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
     Row("GET",    "/v1/audit/verify",                                           401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
@@ -194,6 +209,24 @@ async def setup_world(world: World, emulator: Any) -> None:
     await world.as_owner("PUT", f"{consumers()}/{SPARK}/progress", 200, json=progress)
     await world.as_owner("POST", policies(), 201, json=policy_body(POLICY))
     await RetentionScheduler(world.app.state.runtime, instance_id="matrix").run_once()
+    await protect(world, emulator)
+
+
+async def protect(world: World, emulator: Any) -> None:
+    """Topic sec.protected under the rule sec-rule, and a deletion of it awaiting approval."""
+    from helpers.kafka_records import produce
+
+    emulator.create_topic(PROTECTED, partitions=1, replication_factor=1)
+    await produce(emulator, PROTECTED, {0: 10})
+    rule = {
+        "name": RULE,
+        "topics": {"names": [PROTECTED]},
+        "approvers": ["User:admin", "User:operator"],
+        "applies_to_retention": True,
+    }
+    response = await world.client.post(rules(), json=rule, headers=world.headers("admin"))
+    assert response.status_code == 201, response.text
+    world.protected_id = await world.new_protected_deletion()
 
 
 @asynccontextmanager

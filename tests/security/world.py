@@ -7,6 +7,10 @@ One service (dev issuer, super user ``admin``, cluster ``demo`` on the Kafka emu
 - ``operator``: ALLOW ALTER and DESCRIBE on CLUSTER ``kafka-cluster``, nothing else;
 - ``stranger``: authenticated, no binding at all; ``anonymous``: no token.
 
+The approval rule ``sec-rule`` protects topic ``sec.protected`` (also for retention policies) with the
+approvers ``admin`` and ``operator`` (who may not DESCRIBE the topic, so their approval is refused);
+``protected_id`` is a deletion of it by ``owner``, awaiting approval.
+
 ``CALLS`` builds each route's request for one principal. A call that changes or consumes something acts
 on a resource made for it (a fresh deletion to cancel, a fresh policy to change or delete), so the rows
 do not depend on each other's order.
@@ -40,6 +44,8 @@ TOPIC = "sec.orders"
 GROUP = "sec-billing"
 SPARK = "sec-enricher"
 POLICY = "sec-policy"
+PROTECTED = "sec.protected"
+RULE = "sec-rule"
 LISTED = "200 listed"
 HIDDEN = "200 not listed"
 TOKEN_PATH = "/oauth/token"
@@ -62,6 +68,7 @@ class World:
     deletion_id: str = ""
     # A deletion of the owner's that has finished (cancelled: the world runs no executor).
     finished_id: str = ""
+    protected_id: str = ""
     serial: itertools.count[int] = field(default_factory=itertools.count)
 
     def headers(self, who: str) -> dict[str, str]:
@@ -86,6 +93,24 @@ class World:
         }
         created = await self.as_owner("POST", "/v1/deletions", 202, json=body)
         return str(created["id"])
+
+    async def new_protected_deletion(self) -> str:
+        body = {
+            "cluster": CLUSTER,
+            "partitions": [{"topic": PROTECTED, "partition": 0, "offset": 1}],
+            "reason": "authorization matrix, protected",
+            "allow_unconsumed": True,
+        }
+        created = await self.as_owner("POST", "/v1/deletions", 202, json=body)
+        assert created["status"] == "awaiting_approval", created
+        return str(created["id"])
+
+    async def new_rule(self) -> str:
+        name = f"sec-r{next(self.serial)}"
+        body = {"name": name, "topics": {"names": ["sec.unused"]}, "approvers": ["User:admin"]}
+        made = await self.client.post(rules(), json=body, headers=self.headers("admin"))
+        assert made.status_code == 201, made.text
+        return name
 
     async def new_policy(self) -> str:
         name = f"sec-p{next(self.serial)}"
@@ -120,6 +145,10 @@ def consumers() -> str:
 
 def policies() -> str:
     return f"/v1/clusters/{CLUSTER}/policies"
+
+
+def rules() -> str:
+    return f"/v1/clusters/{CLUSTER}/approval-rules"
 
 
 def policy_body(name: str) -> dict[str, Any]:
@@ -207,6 +236,36 @@ async def delete_policy(world: World, who: str) -> Call:
     return Call("DELETE", f"{policies()}/{await world.new_policy()}")
 
 
+async def create_rule(world: World, who: str) -> Call:
+    body = {"name": world.name("sec-new-rule-"), "topics": {"prefix": "sec.x"}, "approvers": ["User:admin"]}
+    return Call("POST", rules(), {"json": body})
+
+
+async def update_rule(world: World, who: str) -> Call:
+    return Call("PATCH", f"{rules()}/{await world.new_rule()}", {"json": {"expires_after_seconds": 3600}})
+
+
+async def delete_rule(world: World, who: str) -> Call:
+    return Call("DELETE", f"{rules()}/{await world.new_rule()}")
+
+
+async def approve_deletion(world: World, who: str) -> Call:
+    deletion_id = await world.new_protected_deletion()
+    return Call("POST", f"/v1/deletions/{deletion_id}/approvals", {"json": {"decision": "approve"}})
+
+
+async def read_approval(world: World, who: str) -> Call:
+    return Call("GET", f"/v1/deletions/{world.protected_id}/approvals")
+
+
+async def approve_policy(world: World, who: str) -> Call:
+    name = world.name("sec-protected-")
+    body = {**policy_body(name), "topics": {"names": [PROTECTED]}}
+    created = await world.as_owner("POST", policies(), 201, json=body)
+    assert created["approval_status"] == "pending", created
+    return Call("POST", f"{policies()}/{name}/approvals", {"json": {"decision": "approve"}})
+
+
 async def verify_audit(world: World, who: str) -> Call:
     """Verify against a checkpoint of the first event, signed with the world's key (as if from the log)."""
     answer = await world.client.get("/v1/audit", params={"limit": 1}, headers=world.headers("admin"))
@@ -265,9 +324,22 @@ CALLS: dict[tuple[str, str], Builder] = {
     ("GET", "/v1/clusters/{cluster}/policies/{name}/runs"): listing(
         "/v1/clusters/{cluster}/policies/{name}/runs", lambda world: has_items
     ),
+    ("POST", "/v1/clusters/{cluster}/approval-rules"): create_rule,
+    ("PATCH", "/v1/clusters/{cluster}/approval-rules/{name}"): update_rule,
+    ("DELETE", "/v1/clusters/{cluster}/approval-rules/{name}"): delete_rule,
+    ("POST", "/v1/deletions/{deletion_id}/approvals"): approve_deletion,
+    ("GET", "/v1/deletions/{deletion_id}/approvals"): read_approval,
+    ("GET", "/v1/approvals"): listing(
+        "/v1/approvals", lambda world: names_in("deletion_id", world.protected_id)
+    ),
+    ("POST", "/v1/clusters/{cluster}/policies/{name}/approvals"): approve_policy,
 }
 # The resource a plain GET of a route with a {name} reads.
-NAMES = {"/v1/clusters/{cluster}/consumers/{name}": GROUP, "/v1/clusters/{cluster}/policies/{name}": POLICY}
+NAMES = {
+    "/v1/clusters/{cluster}/consumers/{name}": GROUP,
+    "/v1/clusters/{cluster}/policies/{name}": POLICY,
+    "/v1/clusters/{cluster}/approval-rules/{name}": RULE,
+}
 
 
 async def build_call(world: World, who: str, method: str, template: str) -> Call:

@@ -14,6 +14,7 @@ from app.api import response_examples as answers
 from app.demo.data import DEMO_TOPICS
 from app.openapi import document
 from app.schemas.acls import AclCreate, AclRead
+from app.schemas.approvals import ApprovalCreate, ApprovalRuleCreate, ApprovalRuleUpdate
 from app.schemas.audit import AuditVerifyCreate
 from app.schemas.common import Problem
 from app.schemas.consumers import ConsumerCreate, ConsumerRead, ProgressReport
@@ -30,6 +31,9 @@ BODIES: list[tuple[type[BaseModel], dict[str, Any]]] = [
     (PolicyCreate, examples.POLICY_EXAMPLES),
     (PolicyUpdate, examples.POLICY_UPDATE_EXAMPLES),
     (AuditVerifyCreate, examples.VERIFY_EXAMPLES),
+    (ApprovalRuleCreate, examples.APPROVAL_RULE_EXAMPLES),
+    (ApprovalRuleUpdate, examples.APPROVAL_RULE_UPDATE_EXAMPLES),
+    (ApprovalCreate, examples.APPROVAL_EXAMPLES),
 ]
 
 

@@ -82,6 +82,8 @@ class RetentionPolicy(Base):
     # no sweep while the previous sweep's deletions are not all terminal.
     skip_foreign_active_groups: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     await_previous_deletion: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # "pending" while a widened or new policy waits for four-eyes approval (sweeps skip it), else None.
+    approval_status: Mapped[str | None] = mapped_column(String(16))
     owner: Mapped[str] = mapped_column(String(512))
     owner_groups: Mapped[list[str]] = mapped_column(JSON)
     owner_host: Mapped[str] = mapped_column(String(64))

@@ -1,4 +1,5 @@
-"""Cancelling a deletion: its partitions not yet sent to Kafka (pending and not claimed) are cancelled."""
+"""Cancelling a deletion: its partitions not yet sent to Kafka (awaiting approval, or pending and not
+claimed) are cancelled; a deletion awaiting approval ends ``cancelled`` with its approval request."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from app.audit import append_event, events
 from app.audit.events import Actor
 from app.auth import Principal
 from app.errors import Conflict
+from app.services.approvals import transitions
 from app.services.deletions.visibility import visible_deletion
 from app.services.runtime import Runtime
 
@@ -37,6 +39,7 @@ async def cancel_deletion(
         if not cancelled:
             raise Conflict("No partition of this deletion is still waiting to be sent.")
         status = await cancellation.refresh_status(session, deletion, now)
+        await transitions.cancel_waiting(session, deletion.id, now)
         actor = Actor.of(principal, request_id)
         event = events.deletion_cancelled(actor, deletion.cluster, deletion.id, cancelled, status.value, now)
         await append_event(session, event)

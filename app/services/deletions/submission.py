@@ -27,16 +27,18 @@ from app.adapters.db.session import read_session
 from app.audit import NewEvent, canonical_json, events
 from app.audit.events import Actor
 from app.auth import Principal
+from app.domain.approvals import Requirement
 from app.domain.commands import DeletionCommand
 from app.domain.deletions import DeletionStatus
 from app.domain.impact import UnconsumedGroup
 from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
 from app.schemas.deletions import DeletionCreate
-from app.services.deletions.assessment import plan_deletion
+from app.services.approvals import gate
+from app.services.deletions.assessment import assess, guard_unconsumed, plan_deletion
 from app.services.deletions.early import EarlyInsert, stores_early
 from app.services.deletions.intake import Accepted
-from app.services.deletions.plan import predicted_partitions
+from app.services.deletions.plan import plan_checked, predicted_partitions
 from app.services.deletions.request import DeletionRequest
 from app.services.deletions.requested import requested_details
 from app.services.runtime import Runtime
@@ -116,7 +118,8 @@ async def submit_deletion(
 ) -> Submission:
     """Accept a ``POST /v1/deletions`` body (not a dry run) as ``principal``."""
     fingerprint = request_hash(request, idempotency_key)
-    return await _submit(runtime, _Fields(request, principal, request_id, idempotency_key, fingerprint))
+    fields = _Fields(request, principal, request_id, idempotency_key, fingerprint)
+    return await _submit(runtime, fields, gated=True)
 
 
 async def submit_command(runtime: Runtime, command: DeletionCommand, *, request_id: str) -> Submission:
@@ -128,7 +131,11 @@ async def submit_command(runtime: Runtime, command: DeletionCommand, *, request_
     return await _submit(runtime, fields, assess_consumers=not command.consumers_read)
 
 
-async def _submit(runtime: Runtime, fields: _Fields, *, assess_consumers: bool = True) -> Submission:
+async def _submit(
+    runtime: Runtime, fields: _Fields, *, assess_consumers: bool = True, gated: bool = False
+) -> Submission:
+    """``gated``: a request of a caller, held for approval when a rule protects its topics (a retention
+    sweep's command is not: its policy was approved when created or widened)."""
     request, principal, key, fingerprint = fields.request, fields.principal, fields.key, fields.fingerprint
     fields.timeout_ms = check_limits(request, runtime)
     if (existing := await _existing(runtime, principal, key)) is not None:
@@ -139,6 +146,8 @@ async def _submit(runtime: Runtime, fields: _Fields, *, assess_consumers: bool =
     await runtime.authorization.check_delete_topics(
         principal, request.cluster, topics, request_id=fields.request_id
     )
+    if gated and (need := await gate.requirement_for(runtime, request.cluster, topics)) is not None:
+        return await _submit_protected(runtime, fields, need)
     early = _early(runtime, fields)
     try:
         planned, overridden = await plan_deletion(runtime, request, assess_consumers=assess_consumers)
@@ -173,6 +182,30 @@ async def _submit(runtime: Runtime, fields: _Fields, *, assess_consumers: bool =
         extra={"deletion_id": deletion.id, "cluster": request.cluster},
     )
     return Submission(stored.deletion, replayed=False, planned=planned)
+
+
+async def _submit_protected(runtime: Runtime, fields: _Fields, need: Requirement) -> Submission:
+    """A deletion an approval rule protects: planned and checked as any other, then stored awaiting
+    approval with the preview approvers approve (every group's unread records, read now)."""
+    request, principal = fields.request, fields.principal
+    plan = await plan_checked(runtime, request)
+    assessment = await assess(runtime, request, plan, preview=True)
+    overridden = guard_unconsumed(request, assessment)
+    planned = plan.partitions()
+    deletion = _new_deletion(fields, planned)
+    preview = gate.frozen_preview(planned, assessment.impacts)
+    requested = _requested_event(fields, deletion, planned, overridden)
+    try:
+        await gate.hold(
+            runtime, (deletion, planned), requested, need, preview, Actor.of(principal, fields.request_id)
+        )
+    except IntegrityError:
+        if (winner := await _existing(runtime, principal, fields.key)) is None:
+            raise
+        return _replay(winner, fields.fingerprint)
+    deletions_accepted_total.inc()
+    partitions_accepted_total.inc(len(planned))
+    return Submission(deletion, replayed=False, planned=planned)
 
 
 def _early(runtime: Runtime, fields: _Fields) -> EarlyInsert | None:

@@ -22,6 +22,8 @@ from app.audit.events import Actor
 from app.auth import Principal
 from app.errors import Conflict, FieldError, NotFound, ValidationFailed
 from app.schemas.retention import ConsumerChoice, Consumers, PolicyCreate, PolicyRead, PolicyUpdate
+from app.services.approvals import policies as approval
+from app.services.approvals import transitions
 from app.services.retention.consumers import known_cluster
 from app.services.retention.policy_access import (
     authorize_coverage,
@@ -108,6 +110,7 @@ async def create_policy(
     policy = _new_policy(cluster, body, principal, datetime.now(UTC))
     check_connect(runtime, cluster, policy.topics, policy.consumers)
     await authorize_coverage(runtime, principal, cluster, policy.topics, policy.consumers, request_id)
+    covered = await approval.covered_topics(runtime, cluster, policy.topics)
     taken = Conflict(f"Policy {body.name!r} already exists on {cluster!r}.")
     try:
         async with write_transaction(runtime.sessionmaker) as session:
@@ -117,6 +120,7 @@ async def create_policy(
             await session.flush()
             actor = Actor.of(principal, request_id)
             await append_event(session, events.policy_created(actor, cluster, _details(policy)))
+            await approval.hold_if_protected(session, policy, covered, actor)
     except IntegrityError:
         raise taken from None
     return policy
@@ -173,11 +177,18 @@ async def update_policy(
         consumers = _consumers_json(body.consumers) if body.consumers is not None else current.consumers
         check_connect(runtime, cluster, topics, consumers)
         await authorize_coverage(runtime, principal, cluster, topics, consumers, request_id)
+    covered = None
+    if body.topics is not None or current.approval_status is not None:  # widened, or asks again
+        topics = body.topics.model_dump(exclude_none=True) if body.topics is not None else current.topics
+        covered = await approval.covered_topics(runtime, cluster, topics)
     async with write_transaction(runtime.sessionmaker) as session:
         policy = await _stored(session, cluster, name)
         _apply_update(policy, body, datetime.now(UTC))
         await session.flush()
         await append_event(session, _changed(events.policy_updated, principal, request_id, policy))
+        if covered is not None:
+            actor = Actor.of(principal, request_id)
+            await approval.hold_if_protected(session, policy, covered, actor)
     return policy
 
 
@@ -191,6 +202,7 @@ async def delete_policy(
     async with write_transaction(runtime.sessionmaker) as session:
         policy = await _stored(session, cluster, name)
         await append_event(session, _changed(events.policy_deleted, principal, request_id, policy))
+        await transitions.cancel_policy_request(session, policy.id, datetime.now(UTC))
         await session.delete(policy)
 
 

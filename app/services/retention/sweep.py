@@ -14,7 +14,9 @@ deletions, all recorded in the run.
 Kafka Connect sinks (``consumers.connect``) are read from Connect's REST API first: a Connect cluster that
 cannot be read fails the run (fail closed), a connector whose topics are unknown holds back every matched
 partition (``connector_topics_unknown``). With ``await_previous_deletion`` the sweep starts only once
-every deletion of the policy's previous sweep is terminal (status ``waiting`` otherwise).
+every deletion of the policy's previous sweep is terminal (status ``waiting`` otherwise). A policy whose
+four-eyes approval is pending (or was rejected or expired) deletes nothing: every partition it matches is
+skipped with ``awaiting_approval`` and the run is ``waiting``.
 """
 
 from __future__ import annotations
@@ -187,6 +189,22 @@ def hold_everything(result: SweepResult, partitions: Sequence[TopicPartition], s
         result.plan.skipped[tp] = skip
 
 
+async def hold_for_approval(runtime: Runtime, policy: RetentionPolicy, result: SweepResult) -> None:
+    """A policy not (yet) approved under a four-eyes rule deletes nothing: every partition it matches is
+    skipped (``awaiting_approval``, or the rejection or expiry that ended its approval request)."""
+    status = policy.approval_status
+    detail = (
+        "the policy awaits four-eyes approval"
+        if status == "pending"
+        else f"the policy's four-eyes approval was {status}: change the policy to ask again"
+    )
+    matched = await matching_partitions(runtime, policy, rules_of(policy), None)
+    result.matched = len(matched)
+    hold_everything(result, matched, Skip(SkipReason.AWAITING_APPROVAL, detail))
+    result.status = "waiting"
+    result.warnings.append(detail)
+
+
 async def read_sinks_or_fail(
     runtime: Runtime, policy: RetentionPolicy, result: SweepResult
 ) -> tuple[bool, SinkReading | None]:
@@ -224,6 +242,9 @@ async def sweep(runtime: Runtime, policy: RetentionPolicy) -> SweepResult:
     """Plan one sweep of ``policy`` and submit its deletions; never raises for Kafka or policy trouble."""
     result = SweepResult(status="failed")
     try:
+        if policy.approval_status is not None:
+            await hold_for_approval(runtime, policy, result)
+            return result
         if policy.await_previous_deletion and (pending := await unfinished_previous(runtime, policy)):
             result.status = "waiting"
             result.warnings.append(f"the previous sweep's deletion(s) {', '.join(pending)} are not finished")

@@ -14,12 +14,14 @@ from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 
 
 async def cancel_pending(session: AsyncSession, deletion_id: str, now: datetime) -> list[tuple[str, int]]:
-    """Cancel the partitions not yet sent: still pending and not leased by a worker."""
+    """Cancel the partitions not yet sent: awaiting approval, or still pending and not leased by a worker."""
     query = (
         update(PartitionDeletion)
         .where(
             PartitionDeletion.deletion_id == deletion_id,
-            PartitionDeletion.status == PartitionStatus.PENDING.value,
+            PartitionDeletion.status.in_(
+                (PartitionStatus.PENDING.value, PartitionStatus.AWAITING_APPROVAL.value)
+            ),
             or_(PartitionDeletion.lease_expires_at.is_(None), PartitionDeletion.lease_expires_at < now),
         )
         .values(
@@ -39,7 +41,11 @@ async def refresh_status(session: AsyncSession, deletion: Deletion, now: datetim
     if status.value != deletion.status:
         deletion.status = status.value
         deletion.updated_at = now
-    final = status not in {DeletionStatus.PENDING, DeletionStatus.IN_PROGRESS}
+    final = status not in {
+        DeletionStatus.AWAITING_APPROVAL,
+        DeletionStatus.PENDING,
+        DeletionStatus.IN_PROGRESS,
+    }
     if final and deletion.finished_at is None:
         deletion.finished_at = now
     await session.flush()

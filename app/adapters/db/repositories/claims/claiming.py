@@ -23,7 +23,7 @@ from app.adapters.db.repositories.claims.common import (
     id_in,
     is_postgresql,
 )
-from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.deletions import CLAIMABLE_DELETION_STATUSES, PartitionStatus
 from app.domain.executor import Claim, Lease
 
 CLAIM_COLUMNS = (
@@ -38,7 +38,7 @@ CLAIM_COLUMNS = (
     PD.c.deadline_at,
 )
 STATUSES = {status.value: status for status in PartitionStatus}
-ACTIVE_DELETION = (DeletionStatus.PENDING.value, DeletionStatus.IN_PROGRESS.value)
+ACTIVE_DELETION = tuple(sorted(status.value for status in CLAIMABLE_DELETION_STATUSES))
 # A deletion's cluster, leader_only, timeout_ms and request_id: what each of its claims carries.
 DeletionFacts = tuple[str, bool, int, str]
 

@@ -104,14 +104,14 @@ async def partition_outcomes(
 
 
 async def mark_started(session: AsyncSession, deletion_ids: Sequence[str], *, now: datetime) -> None:
-    """pending -> in_progress for deletions whose partitions were just claimed. Its own short transaction
-    after the claim: taking deletion row locks inside the claim (after partition locks) would invert the
-    write-back's lock order."""
+    """pending (or approved) -> in_progress for deletions whose partitions were just claimed. Its own short
+    transaction after the claim: taking deletion row locks inside the claim (after partition locks) would
+    invert the write-back's lock order."""
     await session.execute(
         update(Deletion)
         .where(
             any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)),
-            Deletion.status == DeletionStatus.PENDING.value,
+            Deletion.status.in_((DeletionStatus.PENDING.value, DeletionStatus.APPROVED.value)),
         )
         .values(status=DeletionStatus.IN_PROGRESS.value, updated_at=now)
         .execution_options(synchronize_session=False)

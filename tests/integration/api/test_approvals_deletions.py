@@ -1,0 +1,211 @@
+"""Four-eyes approval of deletions over HTTP, on both databases, the executor driven by hand against the
+Kafka emulator: who may approve (never the requester, not even through a group they share with the
+approver), how many, rejection, expiry, cancel, revoked rights, and that the frozen offsets are sent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from helpers.approvals import TOPIC, Desk, assert_problem, desk_for, make_settings
+from pydantic import SecretStr
+
+from app.audit.checkpoints import generate_private_key
+from app.certificates import key_set, verify_certificate
+from app.services.approvals.expiry import expire_overdue
+from app.settings import AuditSettings, ClusterSettings, Settings
+from app.worker.approval_expiry import ApprovalExpiry
+
+
+@pytest.fixture
+async def emulator() -> AsyncIterator[Any]:
+    """One broker: these tests are about who may approve, not about replication."""
+    from kafka_emulator import EmulatedCluster
+
+    cluster = EmulatedCluster(brokers=1)
+    await cluster.start()
+    try:
+        yield cluster
+    finally:
+        await cluster.stop()
+
+
+@pytest.fixture
+def settings(migrated_url: str, clusters: dict[str, ClusterSettings]) -> Settings:
+    signing = AuditSettings(signing_key=SecretStr(generate_private_key()))
+    return make_settings(migrated_url, clusters).model_copy(update={"audit": signing})
+
+
+@pytest.fixture
+async def desk(settings: Settings, emulator: Any) -> AsyncIterator[Desk]:
+    async with desk_for(settings, emulator) as opened:
+        yield opened
+
+
+async def pending_for(desk: Desk, who: str) -> list[str]:
+    page = await desk.call(who, "GET", "/v1/approvals", 200, params={"status": "pending"})
+    return [item["deletion_id"] for item in page["items"]]
+
+
+async def test_the_requester_never_approves_not_even_through_a_shared_group(desk: Desk) -> None:
+    await desk.rule(approvers=["User:alice", "Group:privacy", "Group:officers"])
+    accepted = await desk.request()
+    deletion_id = accepted["id"]
+    assert accepted["status"] == "awaiting_approval"
+    assert accepted["counts"] == {"awaiting_approval": 2}
+    assert await desk.execute() == 0  # nothing is claimed while it waits
+
+    refused = await desk.decide("alice", deletion_id, "approve", 403)
+    assert "own request" in refused["detail"]
+    shared = await desk.decide("bob", deletion_id, "approve", 403)  # only through Group:privacy
+    assert "group the requester also belongs to" in shared["detail"]
+    assert await pending_for(desk, "alice") == []
+    assert await pending_for(desk, "bob") == []
+    assert await pending_for(desk, "carol") == [deletion_id]
+    denied = await desk.audit("authz.denied")
+    assert [(e["principal"], e["details"]["operation"]) for e in denied] == [
+        ("User:alice", "APPROVE"),
+        ("User:bob", "APPROVE"),
+    ]
+
+    approved = await desk.decide("carol", deletion_id, "approve")
+    assert approved["status"] == "approved"
+    assert approved["decisions"][0]["approved_as"] == ["Group:officers"]
+    assert (await desk.deletion(deletion_id))["status"] == "approved"
+    assert await desk.execute() == 2
+    assert (await desk.deletion(deletion_id))["status"] == "succeeded"
+    actions = [e["action"] for e in await desk.audit() if e["deletion_id"] == deletion_id]
+    for action in (
+        "deletion.requested",
+        "deletion.awaiting_approval",
+        "approval.recorded",
+        "deletion.approved",
+    ):
+        assert action in actions, actions
+
+
+async def test_two_approvals_each_principal_once_and_the_frozen_offsets_are_sent(desk: Desk) -> None:
+    await desk.rule(required_approvals=2)
+    accepted = await desk.request(offsets=(4, -1))
+    deletion_id = accepted["id"]
+    frozen = await desk.call("carol", "GET", f"/v1/deletions/{deletion_id}/approvals", 200)
+    preview = {(p["topic"], p["partition"]): p for p in frozen["preview"]["partitions"]}
+    assert {k: (p["resolved_offset"], p["records_deleted"]) for k, p in preview.items()} == {
+        (TOPIC, 0): (4, 4),
+        (TOPIC, 1): (10, 10),
+    }
+    # Records arriving while it waits are not deleted: the offsets resolved at the request are sent.
+    from helpers.authz import produce
+
+    await produce(desk.emulator.bootstrap, TOPIC, {1: 5})
+
+    first = await desk.decide("carol", deletion_id, "approve")
+    assert (first["status"], first["approvals"]) == ("pending", 1)
+    assert_problem(
+        await desk.client.post(
+            f"/v1/deletions/{deletion_id}/approvals",
+            json={"decision": "approve"},
+            headers=await desk.headers("carol"),
+        ),
+        409,
+    )
+    assert await desk.execute() == 0
+    assert [desk.log_start(0), desk.log_start(1)] == [0, 0]
+
+    second = await desk.decide("dave", deletion_id, "approve")
+    assert (second["status"], second["approvals"]) == ("approved", 2)
+    assert await desk.execute() == 2
+    partitions = (await desk.call("alice", "GET", f"/v1/deletions/{deletion_id}/partitions", 200))["items"]
+    assert {p["partition"]: p["resolved_offset"] for p in partitions} == {0: 4, 1: 10}
+    assert [desk.log_start(0), desk.log_start(1)] == [4, 10]
+    (approved,) = await desk.audit("deletion.approved")
+    assert approved["details"]["approvers"] == ["User:carol", "User:dave"]
+    # The erasure certificate names both approvers, verified against the published keys.
+    token = (
+        await desk.client.get(f"/v1/deletions/{deletion_id}/certificate", headers=await desk.headers("alice"))
+    ).text
+    keys = key_set((await desk.client.get("/signing-keys")).json())
+    certified = verify_certificate(token, keys).claims["deletion"]
+    assert [a["principal"] for a in certified["approvers"]] == ["User:carol", "User:dave"]
+
+
+async def test_a_rejection_ends_it_and_nothing_is_sent(desk: Desk) -> None:
+    await desk.rule(required_approvals=2)
+    deletion_id = (await desk.request())["id"]
+    await desk.decide("carol", deletion_id, "approve")
+    rejected = await desk.decide("dave", deletion_id, "reject")
+    assert rejected["status"] == "rejected"
+    await desk.decide("bob", deletion_id, "approve", 403)
+    read = await desk.deletion(deletion_id)
+    assert (read["status"], read["counts"]) == ("rejected", {"cancelled": 2})
+    assert read["finished_at"] is not None
+    assert await desk.execute() == 0
+    assert [desk.log_start(0), desk.log_start(1)] == [0, 0]
+    (event,) = await desk.audit("deletion.rejected")
+    assert (event["principal"], event["details"]["comment"]) == ("User:dave", "dave says reject")
+
+
+async def test_an_unapproved_deletion_expires(desk: Desk) -> None:
+    await desk.rule(expires_after_seconds=1)
+    deletion_id = (await desk.request())["id"]
+    assert await expire_overdue(desk.runtime) == 0
+    await asyncio.sleep(1.1)
+    await desk.decide("carol", deletion_id, "approve", 409)  # too late, even before the expiry ran
+    assert await ApprovalExpiry(desk.runtime).run_once() == 1
+    read = await desk.deletion(deletion_id)
+    assert (read["status"], read["counts"]) == ("expired", {"cancelled": 2})
+    assert read["finished_at"] is not None
+    assert await desk.execute() == 0
+    assert [desk.log_start(0), desk.log_start(1)] == [0, 0]
+    (event,) = await desk.audit("deletion.expired")
+    assert event["deletion_id"] == deletion_id
+    assert await pending_for(desk, "carol") == []
+    assert await expire_overdue(desk.runtime, datetime.now(UTC) + timedelta(days=1)) == 0
+
+
+async def test_cancel_while_waiting(desk: Desk) -> None:
+    await desk.rule()
+    deletion_id = (await desk.request())["id"]
+    cancelled = await desk.call("alice", "POST", f"/v1/deletions/{deletion_id}/cancel", 200)
+    assert (cancelled["status"], cancelled["counts"]) == ("cancelled", {"cancelled": 2})
+    await desk.decide("carol", deletion_id, "approve", 409)
+    read = await desk.call("carol", "GET", f"/v1/deletions/{deletion_id}/approvals", 200)
+    assert read["status"] == "cancelled"
+    assert await desk.execute() == 0
+
+
+async def test_an_approver_whose_rights_were_revoked_cannot_approve(desk: Desk) -> None:
+    await desk.rule(approvers=["Group:officers", "User:dave"])
+    deletion_id = (await desk.request())["id"]
+    await desk.revoke(principal="Group:officers", operation="DESCRIBE")
+    refused = await desk.decide("carol", deletion_id, "approve", 403)
+    assert refused["denied_operation"] == "DESCRIBE"
+    # Taken off the rule: refused as well, even with the right to describe the topic.
+    await desk.call(
+        "admin", "PATCH", "/v1/clusters/demo/approval-rules/pii", 200, json={"approvers": ["User:carol"]}
+    )
+    await desk.grant(principal="User:dave", resource_name=TOPIC, operation="DESCRIBE")
+    await desk.decide("dave", deletion_id, "approve", 403)
+    assert (await desk.deletion(deletion_id))["status"] == "awaiting_approval"
+
+
+async def test_the_requesters_revoked_right_still_fails_the_approved_deletion(desk: Desk) -> None:
+    await desk.rule()
+    deletion_id = (await desk.request())["id"]
+    await desk.decide("carol", deletion_id, "approve")
+    await desk.revoke(principal="User:alice", operation="DELETE")
+    assert await desk.execute() == 2
+    partitions = (await desk.call("admin", "GET", f"/v1/deletions/{deletion_id}/partitions", 200))["items"]
+    assert {(p["status"], p["error_code"]) for p in partitions} == {("failed", "AUTHORIZATION_REVOKED")}
+    assert [desk.log_start(0), desk.log_start(1)] == [0, 0]
+
+
+async def test_an_unprotected_topic_needs_no_approval(desk: Desk) -> None:
+    await desk.rule(topics={"prefix": "other-"})
+    accepted = await desk.request()
+    assert accepted["status"] == "pending"
+    assert await desk.execute() == 2
+    assert [desk.log_start(0), desk.log_start(1)] == [4, 6]
