@@ -41,6 +41,7 @@ from app.api.routers import (
     offsets,
     partitions,
     policies,
+    webhooks,
 )
 from app.domain.ports import KafkaGateway
 from app.schemas.common import problem_responses
@@ -121,7 +122,7 @@ def _install(app: FastAPI, settings: Settings) -> None:
     auth.install(app, settings)
     install_docs(app)
     app.include_router(problem_pages)
-    for module in (deletions, partitions, offsets, acls, health, consumers, policies):
+    for module in (deletions, partitions, offsets, acls, health, consumers, policies, webhooks):
         app.include_router(module.router)
     # The audit trail spans every cluster: reading it needs DESCRIBE on CLUSTER of each.
     for module in (audit_export, audit):

@@ -123,3 +123,21 @@ def consumer_registered(actor: Actor, cluster: str, details: Mapping[str, Any], 
 
 def consumer_query_changed(actor: Actor, cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
     return _event("consumer.query_changed", actor, cluster, details, at=at)
+
+
+def webhook_created(actor: Actor, cluster: str, webhook: Mapping[str, Any]) -> NewEvent:
+    return _event("webhook.created", actor, cluster, webhook)
+
+
+def webhook_updated(actor: Actor, cluster: str, webhook: Mapping[str, Any]) -> NewEvent:
+    return _event("webhook.updated", actor, cluster, webhook)
+
+
+def webhook_deleted(actor: Actor, cluster: str, webhook: Mapping[str, Any]) -> NewEvent:
+    return _event("webhook.deleted", actor, cluster, webhook)
+
+
+def webhook_delivery_retried(
+    actor: Actor, cluster: str, deletion_id: str, details: Mapping[str, Any]
+) -> NewEvent:
+    return _event("webhook.delivery_retried", actor, cluster, details, deletion_id=deletion_id)

@@ -5,6 +5,7 @@ One service (dev issuer, super user ``admin``, cluster ``demo`` on the Kafka emu
 - ``owner``: ALLOW DELETE and READ on TOPIC ``sec.`` (PREFIXED), READ on GROUP ``sec-`` (PREFIXED); it
   created the deletion, the consumers and the policy (with one run) every row reads;
 - ``operator``: ALLOW ALTER and DESCRIBE on CLUSTER ``kafka-cluster``, nothing else;
+- ``admin`` (a super user) made a webhook before the owner's deletion, so it has one delivery;
 - ``stranger``: authenticated, no binding at all; ``anonymous``: no token.
 
 ``CALLS`` builds each route's request for one principal. A call that changes or consumes something acts
@@ -60,6 +61,8 @@ class World:
     client: httpx.AsyncClient
     tokens: dict[str, str]
     deletion_id: str = ""
+    webhook_id: str = ""
+    delivery_id: int = 0
     serial: itertools.count[int] = field(default_factory=itertools.count)
 
     def headers(self, who: str) -> dict[str, str]:
@@ -89,6 +92,11 @@ class World:
         name = f"sec-p{next(self.serial)}"
         await self.as_owner("POST", policies(), 201, json=policy_body(name))
         return name
+
+    async def new_webhook(self) -> str:
+        response = await self.client.post("/v1/webhooks", json=webhook_body(), headers=self.headers("admin"))
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
 
     def name(self, stem: str) -> str:
         return f"{stem}{next(self.serial)}"
@@ -127,6 +135,10 @@ def policy_body(name: str) -> dict[str, Any]:
         "consumers": {"groups": [GROUP]},
         "interval_seconds": 3600,
     }
+
+
+def webhook_body() -> dict[str, Any]:
+    return {"cluster": CLUSTER, "url": "http://127.0.0.1:9/matrix", "description": "authorization matrix"}
 
 
 def binding(principal: str, **fields: str) -> dict[str, str]:
@@ -213,10 +225,24 @@ async def verify_audit(world: World, who: str) -> Call:
     return Call("POST", "/v1/audit/verify", {"json": {"checkpoint": checkpoint.jws}})
 
 
+async def create_webhook(world: World, who: str) -> Call:
+    return Call("POST", "/v1/webhooks", {"json": webhook_body()})
+
+
+async def update_webhook(world: World, who: str) -> Call:
+    return Call("PATCH", f"/v1/webhooks/{await world.new_webhook()}", {"json": {"enabled": False}})
+
+
+async def delete_webhook(world: World, who: str) -> Call:
+    return Call("DELETE", f"/v1/webhooks/{await world.new_webhook()}")
+
+
 def filled(world: World, template: str, name: str) -> str:
     """The route's path template with the world's resources: its deletion, cluster, topic, ``name``."""
     values = {
         "deletion_id": world.deletion_id,
+        "webhook_id": world.webhook_id,
+        "delivery_id": world.delivery_id,
         "cluster": CLUSTER,
         "topic": TOPIC,
         "partition": 0,
@@ -254,6 +280,13 @@ CALLS: dict[tuple[str, str], Builder] = {
     ("DELETE", "/v1/clusters/{cluster}/policies/{name}"): delete_policy,
     ("GET", "/v1/clusters/{cluster}/policies/{name}/runs"): listing(
         "/v1/clusters/{cluster}/policies/{name}/runs", lambda world: has_items
+    ),
+    ("POST", "/v1/webhooks"): create_webhook,
+    ("GET", "/v1/webhooks"): listing("/v1/webhooks", lambda world: names_in("id", world.webhook_id)),
+    ("PATCH", "/v1/webhooks/{webhook_id}"): update_webhook,
+    ("DELETE", "/v1/webhooks/{webhook_id}"): delete_webhook,
+    ("GET", "/v1/webhooks/{webhook_id}/deliveries"): listing(
+        "/v1/webhooks/{webhook_id}/deliveries", lambda world: has_items
     ),
 }
 # The resource a plain GET of a route with a {name} reads.

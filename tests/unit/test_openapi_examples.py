@@ -20,6 +20,7 @@ from app.schemas.consumers import ConsumerCreate, ConsumerRead, ProgressReport
 from app.schemas.deletions import DeletionCreate, DeletionRead
 from app.schemas.inspection import DeletionPreview, TopicOffsetsRead
 from app.schemas.retention import PolicyCreate, PolicyRead, PolicyUpdate
+from app.schemas.webhooks import WebhookCreate, WebhookCreated, WebhookUpdate
 
 DEMO_PARTITIONS = {topic.name: topic.partitions for topic in DEMO_TOPICS}
 BODIES: list[tuple[type[BaseModel], dict[str, Any]]] = [
@@ -30,6 +31,8 @@ BODIES: list[tuple[type[BaseModel], dict[str, Any]]] = [
     (PolicyCreate, examples.POLICY_EXAMPLES),
     (PolicyUpdate, examples.POLICY_UPDATE_EXAMPLES),
     (AuditVerifyCreate, examples.VERIFY_EXAMPLES),
+    (WebhookCreate, examples.WEBHOOK_EXAMPLES),
+    (WebhookUpdate, examples.WEBHOOK_UPDATE_EXAMPLES),
 ]
 
 
@@ -70,6 +73,7 @@ def test_response_examples_are_valid_answers() -> None:
     AclRead.model_validate(answers.ACL_CREATED_EXAMPLE)
     ConsumerRead.model_validate(answers.CONSUMER_CREATED_EXAMPLE)
     PolicyRead.model_validate(answers.POLICY_CREATED_EXAMPLE)
+    WebhookCreated.model_validate(answers.WEBHOOK_CREATED_EXAMPLE)
     schema = json.loads(document())
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
