@@ -1,10 +1,11 @@
 """Delivers the webhook outbox, where the executor runs (the app, ``serve --workers-only``).
 
-Each tick looks for due deliveries (a read, so idle ticks take no write lock), claims up to
-``claim_batch`` of them under a lease (``app.adapters.db.repositories.webhook_deliveries``), POSTs them
-in parallel with httpx (a timeout per attempt, no redirects followed, each signed as Standard Webhooks
-says: ``app.domain.webhooks``), then writes every outcome in one transaction, fenced: delivered (2xx),
-retried later with capped exponential backoff, or dead-lettered after ``max_attempts``. Delivery is at
+Each tick looks for due deliveries (a read, so idle ticks take no write lock) and claims as many as
+there is room for (at most ``claim_batch`` in flight) under a lease
+(``app.adapters.db.repositories.webhook_deliveries``). Each is POSTed on its own with httpx (a timeout
+per attempt, no redirects followed, signed as Standard Webhooks says: ``app.domain.webhooks``), and its
+outcome written as soon as it is known, fenced: delivered (2xx), retried later with capped exponential
+backoff, or dead-lettered after ``max_attempts``. A slow receiver holds only its own attempts. Delivery is at
 least once: a process that dies mid-attempt leaves the lease to expire, and any instance attempts the
 delivery again; receivers deduplicate on ``webhook-id``.
 """
@@ -50,6 +51,7 @@ class WebhookDispatcher:
         self._allowed = settings.allow_list()
         self.instance_id = instance_id or default_instance_id()
         self._client: httpx.AsyncClient | None = None
+        self._in_flight: set[asyncio.Task[None]] = set()
         self._periodic = Periodic(
             self._tick, settings.poll_interval_seconds, name=f"webhooks {self.instance_id}", log=log
         )
@@ -65,7 +67,11 @@ class WebhookDispatcher:
         log.info("webhook dispatcher %s running", self.instance_id)
 
     async def stop(self) -> None:
+        """Stop claiming; attempts still in flight are abandoned (retried once their leases run out)."""
         await self._periodic.stop()
+        for task in list(self._in_flight):
+            task.cancel()
+        await asyncio.gather(*self._in_flight, return_exceptions=True)
         if self._client is not None:
             await self._client.aclose()
 
@@ -73,11 +79,13 @@ class WebhookDispatcher:
         self._periodic.wake()
 
     async def _tick(self) -> None:
-        if await self.run_once() >= self._settings.claim_batch:
-            self.wake()  # more may be due: the next batch at once
+        await self.run_once()
 
     async def run_once(self) -> int:
-        """Claim due deliveries, attempt them, write their outcomes; how many were attempted."""
+        """Claim the due deliveries there is room for and start attempting them; how many were claimed."""
+        room = self._settings.claim_batch - len(self._in_flight)
+        if room <= 0:
+            return 0
         now = datetime.now(UTC)
         async with read_session(self._sessionmaker) as session:
             if not await repo.any_due(session, now):
@@ -88,19 +96,29 @@ class WebhookDispatcher:
                 owner=self.instance_id,
                 now=now,
                 lease_seconds=self._settings.lease_seconds,
-                limit=self._settings.claim_batch,
+                limit=room,
             )
-        if not claimed:
-            return 0
-        outcomes = await asyncio.gather(*(self._attempt(delivery) for delivery in claimed))
-        async with write_transaction(self._sessionmaker) as session:
-            await repo.record_outcomes(session, outcomes, datetime.now(UTC))
-        for outcome in outcomes:
-            result = "delivered" if outcome.delivered else "failed" if outcome.retry_at else "dead"
-            metrics.WEBHOOK_ATTEMPTS.labels(result).inc()
-            if result == "dead":
-                log.warning("webhook delivery %d dead-lettered: %s", outcome.id, outcome.error)
+        for delivery in claimed:
+            task = asyncio.create_task(self._deliver(delivery), name=f"webhook delivery {delivery.id}")
+            self._in_flight.add(task)
+            task.add_done_callback(self._in_flight.discard)
         return len(claimed)
+
+    async def _deliver(self, delivery: ClaimedDelivery) -> None:
+        """Attempt ``delivery`` and write its outcome (if the write fails, the lease runs out and the
+        delivery is attempted again)."""
+        outcome = await self._attempt(delivery)
+        try:
+            async with write_transaction(self._sessionmaker) as session:
+                await repo.record_outcomes(session, [outcome], datetime.now(UTC))
+        except Exception:
+            log.exception("recording the outcome of webhook delivery %d failed", delivery.id)
+            return
+        result = "delivered" if outcome.delivered else "failed" if outcome.retry_at else "dead"
+        metrics.WEBHOOK_ATTEMPTS.labels(result).inc()
+        if result == "dead":
+            log.warning("webhook delivery %d dead-lettered: %s", outcome.id, outcome.error)
+        self.wake()  # a slot is free
 
     async def _attempt(self, delivery: ClaimedDelivery) -> Outcome:
         assert self._client is not None
