@@ -51,4 +51,4 @@ async def subscriptions(session: AsyncSession) -> list[Subscription]:
 async def requesters(session: AsyncSession, deletion_ids: Sequence[str]) -> dict[str, str]:
     """Who asked for each deletion (its principal)."""
     query = select(Deletion.id, Deletion.principal).where(Deletion.id.in_(sorted(set(deletion_ids))))
-    return dict((await session.execute(query)).tuples().all())
+    return {row.id: row.principal for row in await session.execute(query)}
