@@ -9,8 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
+from helpers.worker import Target, insert_deletion
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.adapters.db.models import PartitionDeletion
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session, write_transaction
 from app.adapters.db.webhook_models import Webhook
 from app.domain.webhooks import DeletionEvent, EventType
@@ -155,3 +158,25 @@ async def test_deliveries_are_listed_and_redelivered(
         await app_client.get("/v1/audit", params={"action": "webhook.delivery_retried"}, headers=auth)
     ).json()
     assert [e["details"]["delivery_id"] for e in audit["items"]] == [pending["id"]]
+
+
+async def test_a_cancel_that_ends_a_deletion_with_failures_is_an_event(
+    app_client: httpx.AsyncClient, token: Token, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    """Cancelling the rest of a deletion one of whose partitions failed ends it partially_failed."""
+    auth = await headers(token)
+    body = {"cluster": "demo", "url": "http://localhost:9/hook", "event_types": ["deletion.partially_failed"]}
+    webhook_id = (await app_client.post("/v1/webhooks", json=body, headers=auth)).json()["id"]
+    deletion_id = await insert_deletion(sessionmaker, [Target("t", 0, 1), Target("t", 1, 1)])
+    async with write_transaction(sessionmaker) as session:
+        failed = update(PartitionDeletion).where(
+            PartitionDeletion.deletion_id == deletion_id, PartitionDeletion.partition == 0
+        )
+        await session.execute(failed.values(status="failed", error_code="OFFSET_OUT_OF_RANGE"))
+    cancelled = await app_client.post(f"/v1/deletions/{deletion_id}/cancel", headers=auth)
+    assert cancelled.status_code == 200, cancelled.text
+    assert cancelled.json()["status"] == "partially_failed"
+    (delivery,) = (await app_client.get(f"/v1/webhooks/{webhook_id}/deliveries", headers=auth)).json()[
+        "items"
+    ]
+    assert (delivery["event_type"], delivery["deletion_id"]) == ("deletion.partially_failed", deletion_id)
