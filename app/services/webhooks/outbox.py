@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import webhook_deliveries as deliveries
 from app.adapters.db.repositories import webhooks as repo
+from app.domain.deletions import DeletionStatus, PartitionStatus
 from app.domain.webhooks import TERMINAL_EVENTS, DeletionEvent, EventType, cloud_event, event_body
 
 
@@ -90,3 +91,17 @@ def outcome_event(
         return None
     partitions = {"total": sum(counts.values()), **counts}
     return DeletionEvent(event_type, deletion_id, cluster, status, partitions)
+
+
+def ended_events(
+    ended: Mapping[str, tuple[DeletionStatus, Mapping[PartitionStatus, int]]], clusters: Mapping[str, str]
+) -> list[DeletionEvent]:
+    """The events of deletions that just ended, by id with their status and partition counts (none for a
+    cancelled one)."""
+    found = []
+    for deletion_id, (status, counts) in ended.items():
+        by_status = {s.value: n for s, n in counts.items()}
+        event = outcome_event(deletion_id, clusters[deletion_id], status.value, by_status)
+        if event is not None:
+            found.append(event)
+    return found

@@ -31,8 +31,7 @@ from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import is_sqlite, write_transaction
 from app.audit import NewEvent, append_events, rendered
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
-from app.domain.webhooks import DeletionEvent
-from app.services.webhooks.outbox import enqueue_events, outcome_event
+from app.services.webhooks.outbox import ended_events, enqueue_events
 from app.worker.outcomes.events import completion_event, failure_events, rendered_completion
 from app.worker.outcomes.summary import OutcomeSummary
 
@@ -133,7 +132,8 @@ async def apply_updates(
                 event = completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
             events.append(event)
             result.completed.append(deletion_id)
-        await enqueue_events(session, _webhook_events(completed, samples), now)
+        clusters = {deletion_id: samples[deletion_id].cluster for deletion_id in completed}
+        await enqueue_events(session, ended_events(completed, clusters), now)
         # Appending locks the audit head until commit, which every other appender (each accepted request)
         # waits for: append last, after all other statements, all events in one statement.
         await append_events(session, events)
@@ -279,20 +279,6 @@ async def _roll_up(
         finished = status in TERMINAL_DELETION
         await repo.set_deletion_status(session, moved, status.value, now=now, finished=finished)
     return completed
-
-
-def _webhook_events(
-    completed: Mapping[str, tuple[DeletionStatus, Mapping[PartitionStatus, int]]],
-    samples: Mapping[str, Claim],
-) -> list[DeletionEvent]:
-    """The webhook events of the deletions that just ended (none for a cancelled one)."""
-    found = []
-    for deletion_id, (status, counts) in completed.items():
-        by_status = {s.value: n for s, n in counts.items()}
-        event = outcome_event(deletion_id, samples[deletion_id].cluster, status.value, by_status)
-        if event is not None:
-            found.append(event)
-    return found
 
 
 def _completes(status: DeletionStatus, was: str) -> bool:
