@@ -44,6 +44,7 @@ from app.api.routers import (
     offsets,
     partitions,
     policies,
+    webhooks,
 )
 from app.domain.ports import KafkaGateway
 from app.schemas.common import problem_responses
@@ -135,6 +136,7 @@ def _install(app: FastAPI, settings: Settings) -> None:
         policies,
         approval_rules,
         approvals,
+        webhooks,
     ):
         app.include_router(module.router)
     # The audit trail spans every cluster: reading it needs DESCRIBE on CLUSTER of each.

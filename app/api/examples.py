@@ -230,3 +230,33 @@ APPROVAL_EXAMPLES: dict[str, Examples] = {
     "approve": {"summary": "Approve", "value": {"decision": "approve", "comment": "checked the ticket"}},
     "reject": {"summary": "Reject", "value": {"decision": "reject", "comment": "wrong topic"}},
 }
+
+WEBHOOK_EXAMPLES: dict[str, Examples] = {
+    "all-events": {
+        "summary": "Every deletion event of the demo cluster",
+        "description": "Needs ALTER on CLUSTER demo (admin). The answer holds the generated signing secret, "
+        "shown this once. Nothing listens at this address in the demo: its deliveries are retried, then "
+        "dead-lettered.",
+        "value": {"cluster": "demo", "url": "http://127.0.0.1:9/kafka-purge-events", "description": "demo"},
+    },
+    "outcomes": {
+        "summary": "Only how deletions end, signed with a secret of your own",
+        "value": {
+            "cluster": "demo",
+            "url": "https://hooks.example.com/kafka-purge",
+            "event_types": ["deletion.succeeded", "deletion.failed", "deletion.partially_failed"],
+            "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        },
+    },
+}
+
+WEBHOOK_UPDATE_EXAMPLES: dict[str, Examples] = {
+    "pause": {"summary": "Stop writing events for it", "value": {"enabled": False}},
+    "rotate": {
+        "summary": "A new signing secret",
+        "value": {"secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"},
+    },
+}
+WEBHOOK_ID_EXAMPLES: dict[str, Examples] = {
+    "example": {"summary": "A webhook's id", "value": "0b6f3b0c-7c2e-4f43-9a51-3f1d2b9e6c10"}
+}

@@ -167,3 +167,26 @@ SIGNING_KEYS_EXAMPLE: Examples = {
         }
     ]
 }
+
+
+WEBHOOK_CREATED_EXAMPLE: Examples = {
+    "id": "0b6f3b0c-7c2e-4f43-9a51-3f1d2b9e6c10",
+    "cluster": "demo",
+    "url": "http://127.0.0.1:9/kafka-purge-events",
+    "event_types": [
+        "deletion.accepted",
+        "deletion.awaiting_approval",
+        "deletion.approved",
+        "deletion.rejected",
+        "deletion.expired",
+        "deletion.succeeded",
+        "deletion.failed",
+        "deletion.partially_failed",
+    ],
+    "enabled": True,
+    "description": "demo",
+    "created_by": "User:admin",
+    "created_at": _ACCEPTED_AT,
+    "updated_at": _ACCEPTED_AT,
+    "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+}

@@ -183,3 +183,21 @@ def policy_rejected(actor: Actor, cluster: str, details: Mapping[str, Any], at: 
 
 def policy_approval_expired(cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
     return _event("policy.approval_expired", Actor(EXECUTOR_PRINCIPAL), cluster, details, at=at)
+
+
+def webhook_created(actor: Actor, cluster: str, webhook: Mapping[str, Any]) -> NewEvent:
+    return _event("webhook.created", actor, cluster, webhook)
+
+
+def webhook_updated(actor: Actor, cluster: str, webhook: Mapping[str, Any]) -> NewEvent:
+    return _event("webhook.updated", actor, cluster, webhook)
+
+
+def webhook_deleted(actor: Actor, cluster: str, webhook: Mapping[str, Any]) -> NewEvent:
+    return _event("webhook.deleted", actor, cluster, webhook)
+
+
+def webhook_delivery_retried(
+    actor: Actor, cluster: str, deletion_id: str, details: Mapping[str, Any]
+) -> NewEvent:
+    return _event("webhook.delivery_retried", actor, cluster, details, deletion_id=deletion_id)

@@ -2,7 +2,8 @@
 
 The app's lifespan (``app.main``) and ``serve --workers-only`` (``app.worker.standalone``) both open
 their runtime here, so what runs in the background (the executor with its KIP-11 re-authorizer, the
-retention scheduler, the audit checkpointer) is the same in a single process and in a split deployment.
+retention scheduler, the audit checkpointer, the webhook dispatcher) is the same in a single process and
+in a split deployment.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from app.worker.approval_expiry import ApprovalExpiry
 from app.worker.checkpointer import AuditCheckpointer
 from app.worker.executor import Executor
 from app.worker.scheduler import RetentionScheduler
+from app.worker.webhooks import WebhookDispatcher
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class Workers:
     executor: Executor | None
     scheduler: RetentionScheduler | None
     checkpointer: AuditCheckpointer | None
+    webhooks: WebhookDispatcher | None = None
 
 
 @dataclass(frozen=True)
@@ -49,8 +52,9 @@ async def open_runtime(
     run_workers: bool = True,
     authorization: Authorization | None = None,
 ) -> AsyncIterator[Opened]:
-    """The runtime over an open database and gateway, with the executor, the retention scheduler and the
-    audit checkpointer (when a signing key is configured) running unless ``run_workers`` is False.
+    """The runtime over an open database and gateway, with the executor, the retention scheduler, the
+    audit checkpointer (when a signing key is configured) and the webhook dispatcher running unless
+    ``run_workers`` is False.
 
     ``authorization`` replaces the KIP-11 authorization of the requests (tests of other concerns); the
     executor then re-authorizes nothing. Shut down in reverse: the last intake transaction's hand-off is
@@ -71,14 +75,14 @@ async def open_runtime(
         stack.push_async_callback(runtime.intake.close)
         workers = Workers(executor, None, None)
         if executor is not None:
-            workers = Workers(executor, *await _start_beside_executor(stack, runtime))
+            workers = Workers(executor, *await _start_beside_executor(stack, runtime, executor.instance_id))
         yield Opened(runtime, workers)
 
 
 async def _start_beside_executor(
-    stack: contextlib.AsyncExitStack, runtime: Runtime
-) -> tuple[RetentionScheduler, AuditCheckpointer | None]:
-    """Retention sweeps, approval expiry and audit checkpoints run where the executor runs."""
+    stack: contextlib.AsyncExitStack, runtime: Runtime, instance_id: str
+) -> tuple[RetentionScheduler, AuditCheckpointer | None, WebhookDispatcher]:
+    """Retention sweeps, approval expiry, audit checkpoints and webhook deliveries run beside the executor."""
     scheduler = RetentionScheduler(runtime)
     await scheduler.start()
     stack.push_async_callback(scheduler.stop)
@@ -90,4 +94,7 @@ async def _start_beside_executor(
         checkpointer = AuditCheckpointer(runtime.sessionmaker, runtime.audit_key, runtime.settings.audit)
         await checkpointer.start()
         stack.push_async_callback(checkpointer.stop)
-    return scheduler, checkpointer
+    webhooks = WebhookDispatcher(runtime.sessionmaker, runtime.settings.webhooks, instance_id=instance_id)
+    await webhooks.start()
+    stack.push_async_callback(webhooks.stop)
+    return scheduler, checkpointer, webhooks

@@ -47,3 +47,10 @@ SWEEP_SKIPS = Counter(
     ["cluster", "reason"],
     namespace=NAMESPACE,
 )
+WEBHOOK_ATTEMPTS = Counter(
+    "webhook_attempts",
+    "Webhook delivery attempts, by result: delivered (2xx), failed (retried later), dead (the last attempt "
+    "failed: dead-lettered).",
+    ["result"],
+    namespace=NAMESPACE,
+)

@@ -4,7 +4,7 @@ demo's ``admin`` (client credentials), then "Try it out" and Execute on each POS
 order a person would go, each answering 2xx. The path parameters Swagger UI fills in from the
 document's examples (cluster ``demo``) are left as they are.
 
-Three operations need something that exists first; the test makes it and types it in:
+Four operations need something that exists first; the test makes it and types it in:
 - ``POST /v1/deletions/{deletion_id}/cancel``: the id of a deletion still waiting to be sent. The test
   has the emulated brokers hold DeleteRecords for a minute, keeps the executor's batches busy with
   deletions submitted over HTTP, submits one more (stored pending, unclaimed) and cancels that. It
@@ -13,6 +13,8 @@ Three operations need something that exists first; the test makes it and types i
   the test then verifies against a checkpoint the demo signed and logged (``audit checkpoint ...
   jws=``), which answers ``ok`` true.
 - ``POST /oauth/token`` (the demo's development token issuer): a client id and secret.
+- ``POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry``: the webhook the default example
+  created (first, so the deletions after it are its events) and one of its deliveries.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ ADMIN = ("admin", "admin-secret")
 CHECKPOINT_LINE = r"audit checkpoint event_id=\d+ jws=([A-Za-z0-9_.-]+)"
 # Operations run with their default example as is, in this order (element ids of Swagger UI).
 AS_IS = (
+    "operations-webhooks-create_webhook_v1_webhooks_post",
     "operations-deletions-create_deletion_v1_deletions_post",
     "operations-acls-create_acl_v1_clusters__cluster__acls_post",
     "operations-consumers-register_consumer_v1_clusters__cluster__consumers_post",
@@ -47,6 +50,7 @@ AS_IS = (
 VERIFY = "operations-audit-verify_audit_chain_against_v1_audit_verify_post"
 TOKEN = "operations-dev_token_issuer-issue_token_oauth_token_post"
 CANCEL = "operations-deletions-cancel_deletion_v1_deletions__deletion_id__cancel_post"
+RETRY = "operations-webhooks-retry_delivery_v1_webhooks__webhook_id__deliveries__delivery_id__retry_post"
 
 
 @dataclass
@@ -123,7 +127,7 @@ def expect_2xx(page: Page, operation_id: str, **typed: Any) -> dict[str, Any]:
 def test_every_post_works_with_its_default_example(offline: Offline, demo: Demo) -> None:
     page = offline.page
     open_docs(page, demo.base)
-    assert set(operation_ids(page, "post")) == {*AS_IS, TOKEN, CANCEL}, "a POST this test does not run"
+    assert set(operation_ids(page, "post")) == {*AS_IS, TOKEN, CANCEL, RETRY}, "a POST this test does not run"
 
     dialog = authorize_dialog(page)
     dialog.locator("input[id^=client_id]").fill(ADMIN[0])
@@ -132,12 +136,20 @@ def test_every_post_works_with_its_default_example(offline: Offline, demo: Demo)
     expect_authorized(dialog)
 
     answers = {operation: expect_2xx(page, operation) for operation in AS_IS}
-    assert answers[AS_IS[0]]["principal"] == "User:admin"
-    assert answers[AS_IS[0]]["partitions"][0]["resolved_offset"] == 100
+    assert answers[AS_IS[0]]["secret"].startswith("whsec_")
+    assert answers[AS_IS[1]]["principal"] == "User:admin"
+    assert answers[AS_IS[1]]["partitions"][0]["resolved_offset"] == 100
     assert answers[VERIFY]["ok"] is False  # the example's checkpoint is signed by another key
 
     checkpoint = demo.process.wait_for_line(CHECKPOINT_LINE).group(1)
     assert expect_2xx(page, VERIFY, body={"checkpoint": checkpoint})["ok"] is True
+
+    webhook_id = answers[AS_IS[0]]["id"]
+    deliveries = httpx.get(
+        f"{demo.base}/v1/webhooks/{webhook_id}/deliveries", headers=admin_headers(demo.base), timeout=10
+    ).json()["items"]
+    params = {"webhook_id": webhook_id, "delivery_id": str(deliveries[0]["id"])}
+    assert expect_2xx(page, RETRY, params=params)["status"] == "pending"
 
     token = expect_2xx(page, TOKEN, form={"client_id": ADMIN[0], "client_secret": ADMIN[1]})
     assert token["token_type"] == "Bearer"

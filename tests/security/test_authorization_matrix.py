@@ -134,6 +134,14 @@ MATRIX = [
     Row("GET",    "/v1/deletions/{deletion_id}/approvals",                      401, 404, 200, 200, 200, "seeing the deletion, or an approver of its rules"),
     Row("GET",    "/v1/approvals",                                              401,   H,   H,   H,   L, "approver of every rule, not the requester, seeing the subject"),
     Row("POST",   "/v1/clusters/{cluster}/policies/{name}/approvals",           401, 404, 403, 403, 200, "approver of every rule, not the owner, DESCRIBE on its topics"),
+    # Webhooks: ALTER on the webhook's CLUSTER to change one, DESCRIBE on it to see one.
+    Row("POST",   "/v1/webhooks",                                               401, 403, 403, 201, 201, "ALTER on CLUSTER"),
+    Row("GET",    "/v1/webhooks",                                               401,   H,   H,   L,   L, "DESCRIBE on CLUSTER"),
+    Row("GET",    "/v1/webhooks/{webhook_id}",                                  401, 404, 404, 200, 200, "DESCRIBE on CLUSTER"),
+    Row("PATCH",  "/v1/webhooks/{webhook_id}",                                  401, 404, 404, 200, 200, "ALTER on CLUSTER"),
+    Row("DELETE", "/v1/webhooks/{webhook_id}",                                  401, 404, 404, 204, 204, "ALTER on CLUSTER"),
+    Row("GET",    "/v1/webhooks/{webhook_id}/deliveries",                       401, 404, 404,   L,   L, "DESCRIBE on CLUSTER"),
+    Row("POST",   "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",   401, 404, 404, 202, 202, "ALTER on CLUSTER"),
     # The audit trail spans every cluster: DESCRIBE on CLUSTER of each.
     Row("GET",    "/v1/audit",                                                  401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
     Row("GET",    "/v1/audit/verify",                                           401, 403, 403, 200, 200, "DESCRIBE on CLUSTER"),
@@ -203,7 +211,12 @@ async def setup_world(world: World, emulator: Any) -> None:
     for grant in grants:
         response = await world.client.post(acls(), json=grant, headers=world.headers("admin"))
         assert response.status_code == 201, response.text
+    world.webhook_id = await world.new_webhook()
     world.deletion_id = await world.new_deletion()
+    answer = await world.client.get(
+        f"/v1/webhooks/{world.webhook_id}/deliveries", headers=world.headers("admin")
+    )
+    world.delivery_id = answer.json()["items"][0]["id"]
     await world.as_owner("POST", consumers(), 201, json={"name": GROUP, "kind": "kafka_group"})
     progress = {"query_id": "q-1", "run_id": "r-1", "batch_id": 0, "offsets": {TOPIC: {"0": 1}}}
     await world.as_owner("PUT", f"{consumers()}/{SPARK}/progress", 200, json=progress)

@@ -5,6 +5,7 @@ One service (dev issuer, super user ``admin``, cluster ``demo`` on the Kafka emu
 - ``owner``: ALLOW DELETE and READ on TOPIC ``sec.`` (PREFIXED), READ on GROUP ``sec-`` (PREFIXED); it
   created the deletion, the consumers and the policy (with one run) every row reads;
 - ``operator``: ALLOW ALTER and DESCRIBE on CLUSTER ``kafka-cluster``, nothing else;
+- ``admin`` (a super user) made a webhook before the owner's deletion, so it has one delivery;
 - ``stranger``: authenticated, no binding at all; ``anonymous``: no token.
 
 The approval rule ``sec-rule`` protects topic ``sec.protected`` (also for retention policies) with the
@@ -69,6 +70,8 @@ class World:
     # A deletion of the owner's that has finished (cancelled: the world runs no executor).
     finished_id: str = ""
     protected_id: str = ""
+    webhook_id: str = ""
+    delivery_id: int = 0
     serial: itertools.count[int] = field(default_factory=itertools.count)
 
     def headers(self, who: str) -> dict[str, str]:
@@ -117,6 +120,11 @@ class World:
         await self.as_owner("POST", policies(), 201, json=policy_body(name))
         return name
 
+    async def new_webhook(self) -> str:
+        response = await self.client.post("/v1/webhooks", json=webhook_body(), headers=self.headers("admin"))
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
+
     def name(self, stem: str) -> str:
         return f"{stem}{next(self.serial)}"
 
@@ -158,6 +166,10 @@ def policy_body(name: str) -> dict[str, Any]:
         "consumers": {"groups": [GROUP]},
         "interval_seconds": 3600,
     }
+
+
+def webhook_body() -> dict[str, Any]:
+    return {"cluster": CLUSTER, "url": "http://127.0.0.1:9/matrix", "description": "authorization matrix"}
 
 
 def binding(principal: str, **fields: str) -> dict[str, str]:
@@ -281,10 +293,24 @@ async def certificate(world: World, who: str) -> Call:
     return Call("GET", f"/v1/deletions/{world.finished_id}/certificate")
 
 
+async def create_webhook(world: World, who: str) -> Call:
+    return Call("POST", "/v1/webhooks", {"json": webhook_body()})
+
+
+async def update_webhook(world: World, who: str) -> Call:
+    return Call("PATCH", f"/v1/webhooks/{await world.new_webhook()}", {"json": {"enabled": False}})
+
+
+async def delete_webhook(world: World, who: str) -> Call:
+    return Call("DELETE", f"/v1/webhooks/{await world.new_webhook()}")
+
+
 def filled(world: World, template: str, name: str) -> str:
     """The route's path template with the world's resources: its deletion, cluster, topic, ``name``."""
     values = {
         "deletion_id": world.deletion_id,
+        "webhook_id": world.webhook_id,
+        "delivery_id": world.delivery_id,
         "cluster": CLUSTER,
         "topic": TOPIC,
         "partition": 0,
@@ -333,6 +359,13 @@ CALLS: dict[tuple[str, str], Builder] = {
         "/v1/approvals", lambda world: names_in("deletion_id", world.protected_id)
     ),
     ("POST", "/v1/clusters/{cluster}/policies/{name}/approvals"): approve_policy,
+    ("POST", "/v1/webhooks"): create_webhook,
+    ("GET", "/v1/webhooks"): listing("/v1/webhooks", lambda world: names_in("id", world.webhook_id)),
+    ("PATCH", "/v1/webhooks/{webhook_id}"): update_webhook,
+    ("DELETE", "/v1/webhooks/{webhook_id}"): delete_webhook,
+    ("GET", "/v1/webhooks/{webhook_id}/deliveries"): listing(
+        "/v1/webhooks/{webhook_id}/deliveries", lambda world: has_items
+    ),
 }
 # The resource a plain GET of a route with a {name} reads.
 NAMES = {

@@ -21,6 +21,7 @@ from app.schemas.consumers import ConsumerCreate, ConsumerRead, ProgressReport
 from app.schemas.deletions import DeletionCreate, DeletionRead
 from app.schemas.inspection import DeletionPreview, TopicOffsetsRead
 from app.schemas.retention import PolicyCreate, PolicyRead, PolicyUpdate
+from app.schemas.webhooks import WebhookCreate, WebhookCreated, WebhookUpdate
 
 DEMO_PARTITIONS = {topic.name: topic.partitions for topic in DEMO_TOPICS}
 BODIES: list[tuple[type[BaseModel], dict[str, Any]]] = [
@@ -34,6 +35,8 @@ BODIES: list[tuple[type[BaseModel], dict[str, Any]]] = [
     (ApprovalRuleCreate, examples.APPROVAL_RULE_EXAMPLES),
     (ApprovalRuleUpdate, examples.APPROVAL_RULE_UPDATE_EXAMPLES),
     (ApprovalCreate, examples.APPROVAL_EXAMPLES),
+    (WebhookCreate, examples.WEBHOOK_EXAMPLES),
+    (WebhookUpdate, examples.WEBHOOK_UPDATE_EXAMPLES),
 ]
 
 
@@ -74,6 +77,7 @@ def test_response_examples_are_valid_answers() -> None:
     AclRead.model_validate(answers.ACL_CREATED_EXAMPLE)
     ConsumerRead.model_validate(answers.CONSUMER_CREATED_EXAMPLE)
     PolicyRead.model_validate(answers.POLICY_CREATED_EXAMPLE)
+    WebhookCreated.model_validate(answers.WEBHOOK_CREATED_EXAMPLE)
     schema = json.loads(document())
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():

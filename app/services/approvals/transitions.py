@@ -1,5 +1,6 @@
 """Every change of state four-eyes approval makes, one function per transition, each writing the change
-and its audit event in the caller's transaction (so one call here can also notify, e.g. a webhook):
+and its audit event, and for a deletion its webhook event (``app.services.webhooks.outbox``), in the
+caller's transaction:
 
     deletion: (new) ─> awaiting_approval ─> approved (then the executor: in_progress, ...)
                                         ├─> rejected
@@ -32,8 +33,16 @@ from app.audit import NewEvent, append_events, events
 from app.audit.events import Actor
 from app.domain.approvals import ApprovalStatus, Requirement, SubjectKind
 from app.domain.deletions import DeletionStatus
+from app.domain.webhooks import EventType
+from app.services.webhooks.outbox import enqueue_event
 
 POLICY_PENDING = ApprovalStatus.PENDING.value
+# The webhook event of each way a waiting deletion ends (a cancel is none, as for any cancelled deletion).
+_EVENTS = {
+    DeletionStatus.APPROVED: EventType.APPROVED,
+    DeletionStatus.REJECTED: EventType.REJECTED,
+    DeletionStatus.EXPIRED: EventType.EXPIRED,
+}
 
 
 def _request(
@@ -102,6 +111,7 @@ async def hold_deletion(
     waiting = events.deletion_awaiting_approval(
         actor, deletion.cluster, deletion.id, _waiting_details(request), now
     )
+    await enqueue_event(session, EventType.AWAITING_APPROVAL, deletion)
     await append_events(session, [dataclasses.replace(requested, occurred_at=now), waiting])
     return request
 
@@ -125,6 +135,8 @@ async def _end_deletion(
     request.status = ApprovalStatus(status.value).value
     request.decided_at = now
     await session.flush()
+    if (deletion := await session.get(Deletion, request.subject_id, populate_existing=True)) is not None:
+        await enqueue_event(session, _EVENTS[status], deletion)
     return True
 
 

@@ -16,6 +16,7 @@ from app.errors import Conflict
 from app.services.approvals import transitions
 from app.services.deletions.visibility import visible_deletion
 from app.services.runtime import Runtime
+from app.services.webhooks.outbox import enqueue_events, outcome_event
 
 
 async def cancel_deletion(
@@ -40,6 +41,10 @@ async def cancel_deletion(
             raise Conflict("No partition of this deletion is still waiting to be sent.")
         status = await cancellation.refresh_status(session, deletion, now)
         await transitions.cancel_waiting(session, deletion.id, now)
+        if deletion.finished_at == now and (
+            ended := outcome_event(deletion.id, deletion.cluster, status.value, {})
+        ):
+            await enqueue_events(session, [ended], now)
         actor = Actor.of(principal, request_id)
         event = events.deletion_cancelled(actor, deletion.cluster, deletion.id, cancelled, status.value, now)
         await append_event(session, event)

@@ -32,6 +32,7 @@ from app.audit import NewEvent, append_events
 from app.domain.executor import ExecutorPort
 from app.services.deletions.handoff import handoff_to
 from app.services.deletions.intake import Stored, key_of
+from app.services.webhooks.outbox import accepted_events, enqueue_events
 
 log = logging.getLogger("kafka_purge.api")
 
@@ -89,6 +90,7 @@ class EarlyInsert:
                 raise _Abandoned("Idempotency-Key stored meanwhile")
             deletion.created_at = deletion.updated_at = datetime.now(UTC)
             await handoff.create_deletions(session, [(deletion, self._planned)])
+            await enqueue_events(session, accepted_events([deletion]), deletion.created_at)
             event = await self._verdict
             if event is None:
                 raise _Abandoned("the checks refused the request")

@@ -4,12 +4,12 @@ Each accepted request costs a write transaction, and its ``deletion.requested`` 
 head's lock until that transaction commits, so concurrent requests queue on the lock one commit at a
 time. Instead a request whose checks and planning are done hands its deletion to this instance's
 ``AcceptBatcher`` and waits. The batcher stores all that is waiting in ONE transaction: the
-idempotency keys checked in one query, every deletion and its partitions, all ``deletion.requested``
-events in one append (in the order the requests arrived), and one executor lease for the lot
-(``app.services.deletions.handoff``: after the commit the executor works their claimed partitions as
-one batch). Then each request gets its answer. While a transaction runs, new requests wait for the
-next one: at low load a request is stored alone and at once (no timer), under load one commit serves
-many.
+idempotency keys checked in one query, every deletion and its partitions, their webhook outbox rows
+(``app.services.webhooks.outbox``), all ``deletion.requested`` events in one append (in the order the
+requests arrived), and one executor lease for the lot (``app.services.deletions.handoff``: after the
+commit the executor works their claimed partitions as one batch). Then each request gets its answer.
+While a transaction runs, new requests wait for the next one: at low load a request is stored alone and
+at once (no timer), under load one commit serves many.
 
 Every guarantee of a transaction of its own holds: a deletion and its audit event commit together, a
 request is answered only once its deletion is durable, nothing is accepted partially. An Idempotency-Key
@@ -39,6 +39,7 @@ from app.audit import NewEvent, append_events
 from app.domain.executor import ExecutorPort
 from app.metrics import accept_transactions_total
 from app.services.deletions.handoff import handoff_to
+from app.services.webhooks.outbox import accepted_events, enqueue_events
 
 log = logging.getLogger("kafka_purge.api")
 
@@ -175,6 +176,7 @@ class AcceptBatcher:
                 new.append(accepted)
                 results.append(Stored(deletion, created=True))
             await handoff.create_deletions(session, [(a.deletion, a.planned) for a in new])
+            await enqueue_events(session, accepted_events([a.deletion for a in new]), now)
             # Last: appending locks the audit head until the commit.
             await append_events(session, [dataclasses.replace(a.event, occurred_at=now) for a in new])
         accept_transactions_total.inc()

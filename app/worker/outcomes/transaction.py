@@ -4,7 +4,8 @@ group's answers as they arrive), fenced per row, audited in the same transaction
 In order, inside one write transaction: lock the deletions it rolls up (id order), write every row this
 worker still holds with the fence it claimed (one statement on PostgreSQL, one executemany on SQLite),
 roll each deletion's status up from per-status counts (one query for all, one UPDATE per status reached,
-so a batch of many small deletions costs the same statements as one), then append one
+so a batch of many small deletions costs the same statements as one), write the webhook outbox rows of
+the deletions that ended (``app.services.webhooks.outbox``), then append one
 ``deletion.partition_failed`` event per failed partition and, for each deletion that became terminal, a
 ``deletion.completed`` event listing every partition's outcome (``app.worker.outcomes.events``), all in
 one append (one statement on PostgreSQL). The events come last because appending locks the audit head
@@ -30,6 +31,7 @@ from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import is_sqlite, write_transaction
 from app.audit import NewEvent, append_events, rendered
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
+from app.services.webhooks.outbox import ended_events, enqueue_events
 from app.worker.outcomes.events import completion_event, failure_events, rendered_completion
 from app.worker.outcomes.summary import OutcomeSummary
 
@@ -130,6 +132,8 @@ async def apply_updates(
                 event = completion_event(samples[deletion_id], status, counts, outcomes[deletion_id], owner)
             events.append(event)
             result.completed.append(deletion_id)
+        clusters = {deletion_id: samples[deletion_id].cluster for deletion_id in completed}
+        await enqueue_events(session, ended_events(completed, clusters), now)
         # Appending locks the audit head until commit, which every other appender (each accepted request)
         # waits for: append last, after all other statements, all events in one statement.
         await append_events(session, events)

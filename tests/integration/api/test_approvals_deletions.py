@@ -209,3 +209,32 @@ async def test_an_unprotected_topic_needs_no_approval(desk: Desk) -> None:
     assert accepted["status"] == "pending"
     assert await desk.execute() == 2
     assert [desk.log_start(0), desk.log_start(1)] == [4, 6]
+
+
+async def test_webhooks_hear_each_step_of_an_approval(desk: Desk) -> None:
+    await desk.rule(expires_after_seconds=1)
+    hook = {"cluster": "demo", "url": "http://127.0.0.1:9/hook"}
+    webhook_id = (await desk.call("admin", "POST", "/v1/webhooks", 201, json=hook))["id"]
+    approved = (await desk.request())["id"]
+    rejected = (await desk.request(offsets=(1, 1)))["id"]
+    expired = (await desk.request(offsets=(2, 2)))["id"]
+    await desk.decide("carol", approved, "approve")
+    await desk.decide("carol", rejected, "reject")
+    await asyncio.sleep(1.1)
+    assert await ApprovalExpiry(desk.runtime).run_once() == 1
+    assert await desk.execute() == 2
+    page = await desk.call(
+        "admin", "GET", f"/v1/webhooks/{webhook_id}/deliveries", 200, params={"limit": 100}
+    )
+    heard = sorted((d["deletion_id"], d["event_type"]) for d in page["items"])
+    assert heard == sorted(
+        [
+            (approved, "deletion.awaiting_approval"),
+            (approved, "deletion.approved"),
+            (approved, "deletion.succeeded"),
+            (rejected, "deletion.awaiting_approval"),
+            (rejected, "deletion.rejected"),
+            (expired, "deletion.awaiting_approval"),
+            (expired, "deletion.expired"),
+        ]
+    )
