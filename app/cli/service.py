@@ -57,7 +57,7 @@ def run_service_command(command: Callable[[argparse.Namespace], int], args: argp
     from pydantic_settings import SettingsError
 
     from app.adapters.db.connectivity import DatabaseUnavailable
-    from app.settings_diagnostics import UnsafeConfiguration, describe
+    from app.settings.diagnostics import UnsafeConfiguration, describe
 
     try:
         return command(args)
@@ -71,7 +71,7 @@ def run_service_command(command: Callable[[argparse.Namespace], int], args: argp
 
 
 def warn_unknown_variables() -> None:
-    from app.settings_diagnostics import unknown_variable_warnings
+    from app.settings.diagnostics import unknown_variable_warnings
 
     for warning in unknown_variable_warnings(os.environ):
         log.warning("%s", warning)

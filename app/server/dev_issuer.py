@@ -7,7 +7,7 @@ import ipaddress
 import logging
 
 from app.settings import AuthSettings
-from app.settings_diagnostics import UnsafeConfiguration
+from app.settings.diagnostics import UnsafeConfiguration
 
 log = logging.getLogger("kafka_purge.server")
 

@@ -18,7 +18,7 @@ import yaml
 
 from app.server.dev_issuer import check_dev_issuer
 from app.settings import Settings
-from app.settings_diagnostics import unknown_variable_warnings
+from app.settings.diagnostics import unknown_variable_warnings
 
 ROOT = Path(__file__).resolve().parents[2]
 
