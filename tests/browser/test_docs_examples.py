@@ -4,7 +4,7 @@ demo's ``admin`` (client credentials), then "Try it out" and Execute on each POS
 order a person would go, each answering 2xx. The path parameters Swagger UI fills in from the
 document's examples (cluster ``demo``) are left as they are.
 
-Four operations need something that exists first; the test makes it and types it in:
+Six operations need something that exists first; the test makes it and types it in:
 - ``POST /v1/deletions/{deletion_id}/cancel``: the id of a deletion still waiting to be sent. The test
   has the emulated brokers hold DeleteRecords for a minute, keeps the executor's batches busy with
   deletions submitted over HTTP, submits one more (stored pending, unclaimed) and cancels that. It
@@ -15,6 +15,9 @@ Four operations need something that exists first; the test makes it and types it
 - ``POST /oauth/token`` (the demo's development token issuer): a client id and secret.
 - ``POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry``: the webhook the default example
   created (first, so the deletions after it are its events) and one of its deliveries.
+- ``POST /v1/deletions/{deletion_id}/approvals`` and
+  ``POST /v1/clusters/{cluster}/policies/{name}/approvals``: a deletion and a policy of orders-team held
+  by an approval rule that names admin as its approver.
 """
 
 from __future__ import annotations
@@ -45,12 +48,16 @@ AS_IS = (
     "operations-acls-create_acl_v1_clusters__cluster__acls_post",
     "operations-consumers-register_consumer_v1_clusters__cluster__consumers_post",
     "operations-policies-create_policy_v1_clusters__cluster__policies_post",
+    "operations-approvals-create_approval_rule_v1_clusters__cluster__approval_rules_post",
     "operations-audit-verify_audit_chain_against_v1_audit_verify_post",
 )
 VERIFY = "operations-audit-verify_audit_chain_against_v1_audit_verify_post"
 TOKEN = "operations-dev_token_issuer-issue_token_oauth_token_post"
 CANCEL = "operations-deletions-cancel_deletion_v1_deletions__deletion_id__cancel_post"
 RETRY = "operations-webhooks-retry_delivery_v1_webhooks__webhook_id__deliveries__delivery_id__retry_post"
+APPROVE = "operations-approvals-decide_deletion_v1_deletions__deletion_id__approvals_post"
+APPROVE_POLICY = "operations-approvals-decide_policy_v1_clusters__cluster__policies__name__approvals_post"
+ORDERS_TEAM = ("orders-team", "orders-secret")
 
 
 @dataclass
@@ -73,10 +80,42 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
         yield Demo(base, control, process)
 
 
-def admin_headers(base: str) -> dict[str, str]:
-    grant = httpx.post(f"{base}/oauth/token", data={"grant_type": "client_credentials"}, auth=ADMIN)
+def admin_headers(base: str, client: tuple[str, str] = ADMIN) -> dict[str, str]:
+    grant = httpx.post(f"{base}/oauth/token", data={"grant_type": "client_credentials"}, auth=client)
     grant.raise_for_status()
     return {"Authorization": f"Bearer {grant.json()['access_token']}"}
+
+
+def awaiting_admins_approval(demo: Demo) -> tuple[str, str]:
+    """A deletion and a retention policy of orders-team on orders.us, both awaiting approval under a rule
+    that names admin as its approver (admin may approve what another principal asked for)."""
+    rule = {
+        "name": "admin-approves-orders-us",
+        "topics": {"names": ["orders.us"]},
+        "approvers": ["User:admin"],
+        "applies_to_retention": True,
+    }
+    made = httpx.post(
+        f"{demo.base}/v1/clusters/demo/approval-rules",
+        json=rule,
+        headers=admin_headers(demo.base),
+        timeout=10,
+    )
+    assert made.status_code == 201, made.text
+    team = admin_headers(demo.base, ORDERS_TEAM)
+    body = {"cluster": "demo", "partitions": [{"topic": "orders.us", "partition": 0, "offset": 10}]}
+    held = httpx.post(
+        f"{demo.base}/v1/deletions", json={**body, "reason": "replay"}, headers=team, timeout=10
+    )
+    assert (held.status_code, held.json()["status"]) == (202, "awaiting_approval"), held.text
+    policy = {
+        "name": "orders-us-read",
+        "topics": {"names": ["orders.us"]},
+        "consumers": {"groups": ["orders-billing"]},
+    }
+    created = httpx.post(f"{demo.base}/v1/clusters/demo/policies", json=policy, headers=team, timeout=10)
+    assert (created.status_code, created.json()["approval_status"]) == (201, "pending"), created.text
+    return held.json()["id"], policy["name"]
 
 
 def submit(demo: Demo, headers: dict[str, str], topic: str, partition: int, offset: int) -> str:
@@ -127,7 +166,8 @@ def expect_2xx(page: Page, operation_id: str, **typed: Any) -> dict[str, Any]:
 def test_every_post_works_with_its_default_example(offline: Offline, demo: Demo) -> None:
     page = offline.page
     open_docs(page, demo.base)
-    assert set(operation_ids(page, "post")) == {*AS_IS, TOKEN, CANCEL, RETRY}, "a POST this test does not run"
+    expected = {*AS_IS, TOKEN, CANCEL, RETRY, APPROVE, APPROVE_POLICY}
+    assert set(operation_ids(page, "post")) == expected, "a POST this test does not run"
 
     dialog = authorize_dialog(page)
     dialog.locator("input[id^=client_id]").fill(ADMIN[0])
@@ -150,6 +190,10 @@ def test_every_post_works_with_its_default_example(offline: Offline, demo: Demo)
     ).json()["items"]
     params = {"webhook_id": webhook_id, "delivery_id": str(deliveries[0]["id"])}
     assert expect_2xx(page, RETRY, params=params)["status"] == "pending"
+
+    deletion_id, policy = awaiting_admins_approval(demo)
+    assert expect_2xx(page, APPROVE, params={"deletion_id": deletion_id})["status"] == "approved"
+    assert expect_2xx(page, APPROVE_POLICY, params={"name": policy})["status"] == "approved"
 
     token = expect_2xx(page, TOKEN, form={"client_id": ADMIN[0], "client_secret": ADMIN[1]})
     assert token["token_type"] == "Bearer"
