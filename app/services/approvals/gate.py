@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from app.adapters.db.repositories import approvals as approval_repo
 from app.adapters.db.repositories import deletions as deletions_repo
-from app.adapters.db.session import read_session, write_transaction
+from app.adapters.db.session import run_read, write_transaction
 from app.audit import NewEvent
 from app.audit.events import Actor
-from app.domain.approvals import Requirement, requirement
+from app.domain.approvals import Requirement, matching_rules, requirement
 from app.domain.impact import PartitionImpact, unconsumed_groups
 from app.services.approvals import transitions
-from app.services.approvals.rules import protecting
+from app.services.approvals.rules import domain_rule
 from app.services.runtime import Runtime
 
 MAX_FROZEN_GROUPS = 1000
@@ -26,8 +27,8 @@ MAX_FROZEN_GROUPS = 1000
 
 async def requirement_for(runtime: Runtime, cluster: str, topics: Sequence[str]) -> Requirement | None:
     """What approval a deletion of ``topics`` needs (None: no rule protects them)."""
-    async with read_session(runtime.sessionmaker) as session:
-        return requirement(await protecting(session, cluster, topics))
+    rules = await run_read(runtime.sessionmaker, approval_repo.rules_now, cluster)
+    return requirement(matching_rules([domain_rule(rule) for rule in rules], topics))
 
 
 def frozen_preview(
