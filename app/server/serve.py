@@ -21,6 +21,8 @@ from app.server.processes import die_with_parent
 from app.settings import Settings
 
 log = logging.getLogger("kafka_purge.server")
+# uvicorn's default backlog, which it passes to listen() again when it starts serving the socket.
+BACKLOG = 2048
 
 
 def serve(
@@ -49,11 +51,14 @@ def serve(
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """Binds before the app starts, so ``--port 0`` yields a known port for the public URL and banner."""
+    """Binds and listens before the app starts, so ``--port 0`` yields a known port for the public URL and
+    banner, and a client that connects while the app is still starting waits in the backlog instead of
+    being refused."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(BACKLOG)
     sock.set_inheritable(True)
     return sock
 

@@ -101,7 +101,10 @@ async def test_migrate_serve_and_delete_from_an_empty_directory(
             assert "database schema is up to date" in "".join(migrate.lines)
             with running(installed.command("serve", "--port", "0"), env, empty_dir) as service:
                 port = service.wait_for_line(r"serving HTTP on [\d.]+:(\d+)").group(1)
-                done = delete_through_http(f"http://127.0.0.1:{port}")
+                try:
+                    done = delete_through_http(f"http://127.0.0.1:{port}")
+                except httpx.HTTPError as exc:
+                    raise AssertionError("".join(service.lines)) from exc
                 assert service.stop() == 0
     assert [p["status"] for p in done["partitions"]] == ["succeeded"] * 3
     assert sorted(os.listdir(empty_dir)) == []  # everything went to PostgreSQL
