@@ -9,12 +9,9 @@ from typing import Any
 from app.cli.client import answer_json, api_client, cluster_option, connection_options, run_client_command
 from app.cli.exits import Exit
 from app.cli.output import emit_json, say, table
+from app.cli.topic_selection import add_topic_options, names, shown_topics, topic_selection
 
 STATUSES = ("pending", "approved", "rejected", "expired", "cancelled")
-
-
-def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def add_approval_commands(commands: Any) -> None:
@@ -43,12 +40,9 @@ def _add_rule_commands(commands: Any) -> None:
         cluster_option(command)
     listing.set_defaults(handler=lambda args: run_client_command(_rules, args))
     create.add_argument("name", metavar="NAME")
-    topics = create.add_mutually_exclusive_group(required=True)
-    topics.add_argument("--prefix", help="topics whose names start with this")
-    topics.add_argument("--regex", help="topics whose whole names match (RE2 syntax)")
-    topics.add_argument("--topics", type=_names, help="these topics, e.g. a,b,c")
+    add_topic_options(create)
     create.add_argument(
-        "--approvers", type=_names, required=True, help="User:x and Group:y principals, e.g. User:a,Group:b"
+        "--approvers", type=names, required=True, help="User:x and Group:y principals, e.g. User:a,Group:b"
     )
     create.add_argument("--required", type=int, default=1, help="approvals needed, 1-5 (default 1)")
     create.add_argument("--expires-after-seconds", type=int, help="how long a request may wait")
@@ -103,7 +97,7 @@ def _rules(args: argparse.Namespace) -> int:
     rows = [
         [
             r["name"],
-            _topics(r["topics"]),
+            shown_topics(r["topics"]),
             ",".join(r["approvers"]),
             r["required_approvals"],
             r["expires_after_seconds"],
@@ -115,21 +109,8 @@ def _rules(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def _topics(selection: dict[str, Any]) -> str:
-    if selection.get("prefix") is not None:
-        return f"{selection['prefix']}*"
-    if selection.get("regex") is not None:
-        return f"/{selection['regex']}/"
-    return ",".join(selection.get("names") or [])
-
-
 def _create_rule(args: argparse.Namespace) -> int:
-    if args.prefix is not None:
-        topics: dict[str, Any] = {"prefix": args.prefix}
-    elif args.regex is not None:
-        topics = {"regex": args.regex}
-    else:
-        topics = {"names": args.topics}
+    topics = topic_selection(args)
     body: dict[str, Any] = {
         "name": args.name,
         "topics": topics,

@@ -10,10 +10,7 @@ from app.cli.client import answer_json, api_client, cluster_option, connection_o
 from app.cli.exits import Exit
 from app.cli.input import InputError
 from app.cli.output import emit_json, say, table
-
-
-def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
+from app.cli.topic_selection import add_topic_options, names, shown_topics, topic_selection
 
 
 def add_policy_commands(commands: Any) -> None:
@@ -28,15 +25,12 @@ def add_policy_commands(commands: Any) -> None:
         cluster_option(command)
     listing.set_defaults(handler=lambda args: run_client_command(_list, args))
     create.add_argument("name", metavar="NAME")
-    topics = create.add_mutually_exclusive_group(required=True)
-    topics.add_argument("--prefix", help="topics whose names start with this")
-    topics.add_argument("--regex", help="topics whose whole names match (RE2 syntax)")
-    topics.add_argument("--topics", type=_names, help="these topics, e.g. a,b,c")
+    add_topic_options(create)
     create.add_argument(
-        "--groups", type=_names, default=[], help="consumer groups that must have read, e.g. g1,g2"
+        "--groups", type=names, default=[], help="consumer groups that must have read, e.g. g1,g2"
     )
     create.add_argument(
-        "--spark", type=_names, default=[], help="registered Spark consumers that must have read"
+        "--spark", type=names, default=[], help="registered Spark consumers that must have read"
     )
     create.add_argument("--all-groups", action="store_true", help="every consumer group of each topic")
     create.add_argument("--min-age-seconds", type=int, help="keep records younger than this (default 0)")
@@ -63,7 +57,7 @@ def _list(args: argparse.Namespace) -> int:
     rows = [
         [
             p["name"],
-            _topics(p["topics"]),
+            shown_topics(p["topics"]),
             _consumers(p["consumers"]),
             p["min_age_seconds"],
             p["interval_seconds"],
@@ -91,14 +85,6 @@ def _list(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def _topics(selection: dict[str, Any]) -> str:
-    if selection.get("prefix") is not None:
-        return f"{selection['prefix']}*"
-    if selection.get("regex") is not None:
-        return f"/{selection['regex']}/"
-    return ",".join(selection.get("names") or [])
-
-
 def _consumers(consumers: dict[str, Any] | str) -> str:
     if isinstance(consumers, str):
         return "all groups"
@@ -111,12 +97,7 @@ def _consumers(consumers: dict[str, Any] | str) -> str:
 def _create(args: argparse.Namespace) -> int:
     if args.all_groups == bool(args.groups or args.spark):
         raise InputError("name the consumers: --groups and/or --spark, or --all-groups")
-    if args.prefix is not None:
-        topics: dict[str, Any] = {"prefix": args.prefix}
-    elif args.regex is not None:
-        topics = {"regex": args.regex}
-    else:
-        topics = {"names": args.topics}
+    topics = topic_selection(args)
     body: dict[str, Any] = {
         "name": args.name,
         "topics": topics,
