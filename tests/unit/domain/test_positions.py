@@ -43,3 +43,11 @@ def test_a_mapping_and_its_positions_agree(offsets: dict[tuple[str, int], int]) 
         indexes = list(range(25))
         expected = [mapping.get(TopicPartition(topic, i), -1) for i in indexes]
         assert positions.column(topic, indexes) == expected
+
+
+def test_a_column_of_the_first_partitions_is_a_slice_of_the_answer() -> None:
+    positions = Positions()
+    positions.put("t", range(4), [5, -1, 7, 9])
+    assert positions.column("t", [0, 1, 2, 3]) == [5, -1, 7, 9]
+    assert positions.column("t", [0, 1]) == [5, -1]
+    assert positions.column("t", [0, 1, 2, 3, 4]) == [5, -1, 7, 9, -1]

@@ -5,12 +5,10 @@ approver), how many, rejection, expiry, cancel, revoked rights, and that the fro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
-from helpers.approvals import TOPIC, Desk, assert_problem, desk_for, make_settings
+from helpers.approvals import TOPIC, Desk, assert_problem, make_settings
 from pydantic import SecretStr
 
 from app.audit.checkpoints import generate_private_key
@@ -21,28 +19,9 @@ from app.worker.approval_expiry import ApprovalExpiry
 
 
 @pytest.fixture
-async def emulator() -> AsyncIterator[Any]:
-    """One broker: these tests are about who may approve, not about replication."""
-    from kafka_emulator import EmulatedCluster
-
-    cluster = EmulatedCluster(brokers=1)
-    await cluster.start()
-    try:
-        yield cluster
-    finally:
-        await cluster.stop()
-
-
-@pytest.fixture
 def settings(migrated_url: str, clusters: dict[str, ClusterSettings]) -> Settings:
     signing = AuditSettings(signing_key=SecretStr(generate_private_key()))
     return make_settings(migrated_url, clusters).model_copy(update={"audit": signing})
-
-
-@pytest.fixture
-async def desk(settings: Settings, emulator: Any) -> AsyncIterator[Desk]:
-    async with desk_for(settings, emulator) as opened:
-        yield opened
 
 
 async def pending_for(desk: Desk, who: str) -> list[str]:

@@ -3,36 +3,10 @@ a duplicate name a 409, an unknown cluster or rule a 404 (both databases)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from helpers.approvals import RULES, TOPIC, Desk, assert_problem, desk_for, make_settings
-
-from app.settings import ClusterSettings, Settings
-
-
-@pytest.fixture
-async def emulator() -> AsyncIterator[Any]:
-    from kafka_emulator import EmulatedCluster
-
-    cluster = EmulatedCluster(brokers=1)
-    await cluster.start()
-    try:
-        yield cluster
-    finally:
-        await cluster.stop()
-
-
-@pytest.fixture
-def settings(migrated_url: str, clusters: dict[str, ClusterSettings]) -> Settings:
-    return make_settings(migrated_url, clusters)
-
-
-@pytest.fixture
-async def desk(settings: Settings, emulator: Any) -> AsyncIterator[Desk]:
-    async with desk_for(settings, emulator) as opened:
-        yield opened
+from helpers.approvals import RULES, TOPIC, Desk, assert_problem
 
 
 async def test_a_rule_is_created_read_changed_and_deleted_with_audit(desk: Desk) -> None:

@@ -7,30 +7,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from helpers.approvals import TOPIC, Desk, desk_for, make_settings
+from helpers.approvals import TOPIC, Desk, desk_for
 from helpers.authz import produce
 
-from app.settings import ClusterSettings, Settings
+from app.settings import Settings
 from app.worker.scheduler import RetentionScheduler
 
 POLICIES = "/v1/clusters/demo/policies"
-
-
-@pytest.fixture
-async def emulator() -> AsyncIterator[Any]:
-    from kafka_emulator import EmulatedCluster
-
-    cluster = EmulatedCluster(brokers=1)
-    await cluster.start()
-    try:
-        yield cluster
-    finally:
-        await cluster.stop()
-
-
-@pytest.fixture
-def settings(migrated_url: str, clusters: dict[str, ClusterSettings]) -> Settings:
-    return make_settings(migrated_url, clusters)
 
 
 @pytest.fixture
