@@ -19,7 +19,7 @@ from app.audit.events import Actor
 from app.domain.approvals import Requirement, matching_rules, requirement
 from app.domain.impact import PartitionImpact, unconsumed_groups
 from app.services.approvals import transitions
-from app.services.approvals.rules import domain_rule
+from app.services.approvals.protection import domain_rule
 from app.services.runtime import Runtime
 
 MAX_FROZEN_GROUPS = 1000

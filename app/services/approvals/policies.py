@@ -20,7 +20,7 @@ from app.audit.events import Actor
 from app.domain.approvals import ApprovalStatus, SubjectKind, requirement
 from app.domain.topic_patterns import TopicSelector
 from app.services.approvals import transitions
-from app.services.approvals.rules import protecting
+from app.services.approvals.protection import protecting
 from app.services.runtime import Runtime
 
 

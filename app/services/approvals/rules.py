@@ -8,12 +8,11 @@ deletion).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db import approval_models as models
 from app.adapters.db.repositories import approvals as repo
@@ -22,8 +21,6 @@ from app.audit import append_event, events
 from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.acl import Operation
-from app.domain.approvals import ApprovalRule, matching_rules
-from app.domain.topic_patterns import TopicSelector
 from app.errors import Conflict, NotFound
 from app.schemas.approvals import ApprovalRuleCreate, ApprovalRuleRead, ApprovalRuleUpdate, RuleTopics
 from app.services.runtime import Runtime
@@ -35,29 +32,6 @@ def rule_read(rule: models.ApprovalRule) -> ApprovalRuleRead:
 
 def _topics_json(topics: RuleTopics) -> dict[str, Any]:
     return topics.model_dump(exclude_none=True)
-
-
-def domain_rule(rule: models.ApprovalRule) -> ApprovalRule:
-    topics = rule.topics
-    selector = TopicSelector(
-        prefix=topics.get("prefix"), regex=topics.get("regex"), names=tuple(topics.get("names") or ())
-    )
-    return ApprovalRule(
-        rule.name,
-        selector,
-        tuple(rule.approvers),
-        rule.required_approvals,
-        rule.expires_after_seconds,
-        rule.applies_to_retention,
-    )
-
-
-async def protecting(
-    session: AsyncSession, cluster: str, topics: Sequence[str], *, retention: bool = False
-) -> list[ApprovalRule]:
-    """The cluster's rules that protect any of ``topics`` (for a policy: those applying to retention)."""
-    rules = [domain_rule(rule) for rule in await repo.list_rules(session, cluster)]
-    return matching_rules(rules, topics, retention=retention)
 
 
 def _known(runtime: Runtime, cluster: str) -> None:

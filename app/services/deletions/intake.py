@@ -4,10 +4,12 @@ Each accepted request costs a write transaction, and its ``deletion.requested`` 
 head's lock until that transaction commits, so concurrent requests queue on the lock one commit at a
 time. Instead a request whose checks and planning are done hands its deletion to this instance's
 ``AcceptBatcher`` and waits. The batcher stores all that is waiting in ONE transaction: the
-idempotency keys checked in one query, every deletion and its partitions, their webhook outbox rows
-(``app.services.webhooks.outbox``), all ``deletion.requested`` events in one append (in the order the
-requests arrived), and one executor lease for the lot (``app.services.deletions.handoff``: after the
-commit the executor works their claimed partitions as one batch). Then each request gets its answer.
+idempotency keys checked in one query, the approval rules of the requests' clusters read once (a
+request a rule protects is not stored but handed back, to be held for approval), every deletion and its
+partitions, their webhook outbox rows (``app.services.webhooks.outbox``), all ``deletion.requested``
+events in one append (in the order the requests arrived), and one executor lease for the lot
+(``app.services.deletions.handoff``: after the commit the executor works their claimed partitions as
+one batch). Then each request gets its answer.
 While a transaction runs, new requests wait for the next one: at low load a request is stored alone and
 at once (no timer), under load one commit serves many.
 
@@ -36,8 +38,10 @@ from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events
+from app.domain.approvals import Requirement
 from app.domain.executor import ExecutorPort
 from app.metrics import accept_transactions_total
+from app.services.approvals.protection import RuleBook
 from app.services.deletions.handoff import handoff_to
 from app.services.webhooks.outbox import accepted_events, enqueue_events
 
@@ -52,6 +56,9 @@ class Accepted:
     deletion: Deletion
     planned: Sequence[repo.PlannedPartition]
     event: NewEvent
+    # A caller's request, held for approval when a rule protects its topics (read in the storing
+    # transaction, so the check costs one query per transaction instead of one per request).
+    gated: bool = False
 
     @property
     def key(self) -> tuple[str, str] | None:
@@ -66,10 +73,12 @@ def key_of(deletion: Deletion) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class Stored:
-    """What storing answered: ``created``, or the deletion already stored under the same key."""
+    """What storing answered: ``created``, the deletion already stored under the same key, or (``held``)
+    nothing stored because an approval rule protects the deletion's topics."""
 
     deletion: Deletion
     created: bool
+    held: Requirement | None = None
 
 
 Waiting = tuple[Accepted, "asyncio.Future[Stored]"]
@@ -162,12 +171,16 @@ class AcceptBatcher:
         async with handoff_to(self._executor) as handoff, write_transaction(self._sessionmaker) as session:
             keys = [accepted.key for accepted in batch if accepted.key is not None]
             taken = await repo.find_by_idempotency_keys(session, keys)
+            rules = RuleBook(session)
             for accepted in batch:
                 key = accepted.key
                 if key is not None and (earlier := taken.get(key)) is not None:
                     results.append(Stored(earlier, created=False))
                     continue
                 deletion = accepted.deletion
+                if accepted.gated and (need := await rules.requirement(deletion.cluster, deletion.topics)):
+                    results.append(Stored(deletion, created=False, held=need))
+                    continue
                 # One time for the whole transaction: the handed-off rows share one deadline, so the
                 # executor sends them in one call per leader.
                 deletion.created_at = deletion.updated_at = now

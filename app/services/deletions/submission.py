@@ -146,9 +146,12 @@ async def _submit(
     await runtime.authorization.check_delete_topics(
         principal, request.cluster, topics, request_id=fields.request_id
     )
-    if gated and (need := await gate.requirement_for(runtime, request.cluster, topics)) is not None:
-        return await _submit_protected(runtime, fields, need)
-    early = _early(runtime, fields)
+    early = None
+    if stores_early(runtime.sessionmaker, len(request.partitions)):
+        # The early insert is stored in a transaction of its own: its approval rules are read now.
+        if gated and (need := await gate.requirement_for(runtime, request.cluster, topics)) is not None:
+            return await _submit_protected(runtime, fields, need)
+        early = _early(runtime, fields)
     try:
         planned, overridden = await plan_deletion(runtime, request, assess_consumers=assess_consumers)
     except BaseException:
@@ -162,14 +165,15 @@ async def _submit(
     try:
         if stored is None:
             deletion = _new_deletion(fields, planned)
-            stored = await runtime.intake.store(
-                Accepted(deletion, planned, _requested_event(fields, deletion, planned, overridden))
-            )
+            event = _requested_event(fields, deletion, planned, overridden)
+            stored = await runtime.intake.store(Accepted(deletion, planned, event, gated=gated))
     except IntegrityError:
         # A concurrent request with the same key won the unique constraint; answer with its deletion.
         if (winner := await _existing(runtime, principal, key)) is None:
             raise
         return _replay(winner, fingerprint)
+    if stored.held is not None:
+        return await _submit_protected(runtime, fields, stored.held)
     if not stored.created:
         return _replay(stored.deletion, fingerprint)
     deletions_accepted_total.inc()
@@ -210,8 +214,6 @@ async def _submit_protected(runtime: Runtime, fields: _Fields, need: Requirement
 
 def _early(runtime: Runtime, fields: _Fields) -> EarlyInsert | None:
     """A large deletion of concrete offsets starts storing while its checks ask the cluster."""
-    if not stores_early(runtime.sessionmaker, len(fields.request.partitions)):
-        return None
     predicted = predicted_partitions(fields.request)
     if predicted is None:
         return None

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from helpers.approvals import TOPIC, Desk, assert_problem, make_settings
+from helpers.authz import produce
 from pydantic import SecretStr
 
 from app.audit.checkpoints import generate_private_key
@@ -188,6 +189,35 @@ async def test_an_unprotected_topic_needs_no_approval(desk: Desk) -> None:
     assert accepted["status"] == "pending"
     assert await desk.execute() == 2
     assert [desk.log_start(0), desk.log_start(1)] == [4, 6]
+
+
+async def test_requests_stored_together_are_each_held_by_their_own_topics(desk: Desk) -> None:
+    """Concurrent requests share one storing transaction, which reads the rules for all of them: each
+    protected one is held (stored once, awaiting approval), each other one is accepted."""
+    await desk.rule()
+    desk.emulator.create_topic("orders", partitions=1, replication_factor=1)
+    await produce(desk.emulator.bootstrap, "orders", {0: 10})
+    await desk.grant(principal="User:alice", resource_name="orders")
+    bodies = [
+        {
+            "cluster": "demo",
+            "partitions": [{"topic": TOPIC if i % 2 else "orders", "partition": 0, "offset": i}],
+            "reason": f"request {i}",
+        }
+        for i in range(1, 9)
+    ]
+    accepted = await asyncio.gather(
+        *(desk.call("alice", "POST", "/v1/deletions", 202, json=body) for body in bodies)
+    )
+    assert [(a["topics"], a["status"]) for a in accepted] == [
+        ([TOPIC], "awaiting_approval") if i % 2 else (["orders"], "pending") for i in range(1, 9)
+    ]
+    held = {a["id"] for a in accepted if a["status"] == "awaiting_approval"}
+    assert set(await pending_for(desk, "carol")) == held
+    requested = [e["deletion_id"] for e in await desk.audit("deletion.requested")]
+    assert sorted(requested) == sorted(a["id"] for a in accepted)  # each stored and audited once
+    assert await desk.execute() == 4  # the four unprotected ones
+    assert desk.log_start(0) == 0
 
 
 async def test_webhooks_hear_each_step_of_an_approval(desk: Desk) -> None:
