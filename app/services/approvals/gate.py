@@ -1,5 +1,6 @@
-"""Holding a protected deletion for approval: whether an approval rule protects the request's topics,
-and the preview approvers approve, frozen when the request is accepted.
+"""Holding a protected deletion for approval, with the preview approvers approve, frozen when the
+request is accepted (whether a rule protects it is read where it would be stored:
+``app.services.approvals.protection``).
 
 The preview is what ``"dry_run": true`` shows for the same request, taken from the same facts the stored
 offsets come from: per partition the resolved offset (what will be sent), the log start offset and high
@@ -11,24 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.adapters.db.repositories import approvals as approval_repo
 from app.adapters.db.repositories import deletions as deletions_repo
-from app.adapters.db.session import run_read, write_transaction
+from app.adapters.db.session import write_transaction
 from app.audit import NewEvent
 from app.audit.events import Actor
-from app.domain.approvals import Requirement, matching_rules, requirement
+from app.domain.approvals import Requirement
 from app.domain.impact import PartitionImpact, unconsumed_groups
 from app.services.approvals import transitions
-from app.services.approvals.protection import domain_rule
 from app.services.runtime import Runtime
 
 MAX_FROZEN_GROUPS = 1000
-
-
-async def requirement_for(runtime: Runtime, cluster: str, topics: Sequence[str]) -> Requirement | None:
-    """What approval a deletion of ``topics`` needs (None: no rule protects them)."""
-    rules = await run_read(runtime.sessionmaker, approval_repo.rules_now, cluster)
-    return requirement(matching_rules([domain_rule(rule) for rule in rules], topics))
 
 
 def frozen_preview(

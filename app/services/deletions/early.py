@@ -9,7 +9,8 @@ sooner (``bench/service_bench.py``).
 
 Every guarantee of the usual path holds: the transaction commits, with the ``deletion.requested``
 event, only once the checks passed and planned exactly the predicted rows; a refused request, another
-plan, a key stored meanwhile or any database error rolls it back and leaves the request to the usual
+plan, a key stored meanwhile, an approval rule on its topics (read in the transaction, before the
+INSERT) or any database error rolls it back and leaves the request to the usual
 path (``app.services.deletions.intake``), which answers it as if nothing had been tried. Until the commit
 nobody sees the rows, and the audit head is locked only for the final append. PostgreSQL only: SQLite
 has one write lock, which the transaction would hold while the cluster is asked.
@@ -30,6 +31,7 @@ from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events
 from app.domain.executor import ExecutorPort
+from app.services.approvals.protection import RuleBook
 from app.services.deletions.handoff import handoff_to
 from app.services.deletions.intake import Stored, key_of
 from app.services.webhooks.outbox import accepted_events, enqueue_events
@@ -41,7 +43,8 @@ EARLY_MIN_PARTITIONS = 1_000
 
 
 class _Abandoned(Exception):
-    """The checks refused the request or planned other rows, or its key is taken: roll back."""
+    """The checks refused the request or planned other rows, its key is taken, or an approval rule
+    protects its topics (the usual path holds it for approval): roll back."""
 
 
 class EarlyInsert:
@@ -54,9 +57,11 @@ class EarlyInsert:
         executor: ExecutorPort | None,
         deletion: Deletion,
         planned: Sequence[repo.PlannedPartition],
+        *,
+        gated: bool,
     ) -> None:
         self._sessionmaker, self._executor = sessionmaker, executor
-        self.deletion, self._planned = deletion, planned
+        self.deletion, self._planned, self._gated = deletion, planned, gated
         self._verdict: asyncio.Future[NewEvent | None] = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._insert(), name="early insert")
 
@@ -88,6 +93,8 @@ class EarlyInsert:
             key = key_of(deletion)
             if key is not None and await repo.find_by_idempotency_keys(session, [key]):
                 raise _Abandoned("Idempotency-Key stored meanwhile")
+            if self._gated and await RuleBook(session).requirement(deletion.cluster, deletion.topics):
+                raise _Abandoned("an approval rule protects its topics")
             deletion.created_at = deletion.updated_at = datetime.now(UTC)
             await handoff.create_deletions(session, [(deletion, self._planned)])
             await enqueue_events(session, accepted_events([deletion]), deletion.created_at)

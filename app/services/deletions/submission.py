@@ -146,12 +146,7 @@ async def _submit(
     await runtime.authorization.check_delete_topics(
         principal, request.cluster, topics, request_id=fields.request_id
     )
-    early = None
-    if stores_early(runtime.sessionmaker, len(request.partitions)):
-        # The early insert is stored in a transaction of its own: its approval rules are read now.
-        if gated and (need := await gate.requirement_for(runtime, request.cluster, topics)) is not None:
-            return await _submit_protected(runtime, fields, need)
-        early = _early(runtime, fields)
+    early = _early(runtime, fields, gated=gated)
     try:
         planned, overridden = await plan_deletion(runtime, request, assess_consumers=assess_consumers)
     except BaseException:
@@ -212,12 +207,15 @@ async def _submit_protected(runtime: Runtime, fields: _Fields, need: Requirement
     return Submission(deletion, replayed=False, planned=planned)
 
 
-def _early(runtime: Runtime, fields: _Fields) -> EarlyInsert | None:
+def _early(runtime: Runtime, fields: _Fields, *, gated: bool) -> EarlyInsert | None:
     """A large deletion of concrete offsets starts storing while its checks ask the cluster."""
+    if not stores_early(runtime.sessionmaker, len(fields.request.partitions)):
+        return None
     predicted = predicted_partitions(fields.request)
     if predicted is None:
         return None
-    return EarlyInsert(runtime.sessionmaker, runtime.executor, _new_deletion(fields, predicted), predicted)
+    deletion = _new_deletion(fields, predicted)
+    return EarlyInsert(runtime.sessionmaker, runtime.executor, deletion, predicted, gated=gated)
 
 
 @dataclass

@@ -160,7 +160,7 @@ async def test_an_early_insert_is_invisible_until_committed(sessionmaker: Maker)
         return
     assert stores_early(sessionmaker, EARLY_MIN_PARTITIONS)
     deletion, planned = _deletion(EARLY_MIN_PARTITIONS)
-    early = EarlyInsert(sessionmaker, None, deletion, planned)
+    early = EarlyInsert(sessionmaker, None, deletion, planned, gated=True)
     await asyncio.sleep(0.3)  # the insert runs meanwhile; the transaction waits for the verdict
     assert await _counts(sessionmaker) == (0, 0, 0)
 
@@ -172,13 +172,13 @@ async def test_an_early_insert_is_invisible_until_committed(sessionmaker: Maker)
     assert await _requested_details(sessionmaker, deletion) == {"reason": deletion.reason}
 
     other, other_planned = _deletion(EARLY_MIN_PARTITIONS)
-    abandoned = EarlyInsert(sessionmaker, None, other, other_planned)
+    abandoned = EarlyInsert(sessionmaker, None, other, other_planned, gated=True)
     await abandoned.abandon()
     assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
 
     # The checks planned other partitions than were inserted: rolled back, left to the usual way.
     changed, changed_planned = _deletion(EARLY_MIN_PARTITIONS)
-    mismatched = EarlyInsert(sessionmaker, None, changed, changed_planned)
+    mismatched = EarlyInsert(sessionmaker, None, changed, changed_planned, gated=True)
     assert await mismatched.commit(list(changed_planned[1:]), _event(changed)) is None
     assert await _counts(sessionmaker) == (1, EARLY_MIN_PARTITIONS, 1)
     async with read_session(sessionmaker) as session:

@@ -220,6 +220,25 @@ async def test_requests_stored_together_are_each_held_by_their_own_topics(desk: 
     assert desk.log_start(0) == 0
 
 
+async def test_a_large_protected_deletion_is_held_not_stored_early(desk: Desk) -> None:
+    """1,000 concrete offsets: on PostgreSQL stored early, in a transaction of its own, which reads the
+    rules before it inserts anything and leaves a protected deletion to be held."""
+    await desk.rule(topics={"names": ["wide"]})
+    desk.emulator.create_topic("wide", partitions=1000, replication_factor=1)
+    await desk.grant(principal="User:alice", resource_name="wide")
+    await desk.grant(principal="Group:officers", resource_name="wide", operation="DESCRIBE")
+    body = {
+        "cluster": "demo",
+        "partitions": [{"topic": "wide", "partition": p, "offset": 0} for p in range(1000)],
+        "reason": "a wide erasure",
+    }
+    accepted = await desk.call("alice", "POST", "/v1/deletions", 202, json=body)
+    assert (accepted["status"], accepted["counts"]) == ("awaiting_approval", {"awaiting_approval": 1000})
+    assert await pending_for(desk, "carol") == [accepted["id"]]
+    assert [e["deletion_id"] for e in await desk.audit("deletion.requested")] == [accepted["id"]]
+    assert await desk.execute() == 0
+
+
 async def test_webhooks_hear_each_step_of_an_approval(desk: Desk) -> None:
     await desk.rule(expires_after_seconds=1)
     hook = {"cluster": "demo", "url": "http://127.0.0.1:9/hook"}
