@@ -60,7 +60,8 @@ class ClusterSettings(SettingsGroup):
     # How old the topic metadata and cleanup.policy may be that accepting a deletion naming concrete
     # partitions relies on (0: always ask). A topic or partition not known, or a compact-only policy, is
     # looked up fresh before a refusal; offsets and consumer groups are always read fresh. ListOffsets
-    # and DeleteRecords are routed with the same leaders; one that refuses is asked again on fresh metadata.
+    # and DeleteRecords are routed with leaders answered up to five minutes ago (0 here: never), as
+    # Kafka's clients route; one that refuses is asked again on fresh metadata.
     metadata_max_age_ms: int = Field(default=5_000, ge=0, le=300_000)
     acl_source: AclSource = "service"
     acl_cache_seconds: float = Field(default=10.0, gt=0)

@@ -159,8 +159,8 @@ class KafkaClusters(ClusterInspection, TopicListing):
     async def _list_offsets(
         self, cluster: str, partitions: Sequence[TopicPartition], timestamp: int
     ) -> dict[TopicPartition, int]:
-        """ListOffsets on each partition's leader. The leaders may come from metadata up to
-        ``metadata_max_age_ms`` old, as Kafka's consumers route: the offsets are still the leaders' own
+        """ListOffsets on each partition's leader. The leaders may come from metadata up to five minutes
+        old (``RecentTopics.routes``), as Kafka's consumers route: the offsets are still the leaders' own
         answers, and a partition whose leader moved (refused, or not in that metadata) is asked again
         with fresh metadata."""
         offsets, failed = await self._read_offsets(cluster, partitions, timestamp)
@@ -179,7 +179,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
         failed: dict[TopicPartition, PartitionOutcome] = {}
         memory = self._recent.get(cluster)
         try:
-            known = memory.metadata(sorted({tp.topic for tp in partitions})) if memory else None
+            known = memory.routes(sorted({tp.topic for tp in partitions})) if memory else None
             if known is not None:
                 client = await self._client(cluster)
                 offsets, failed = await offsets_on_leaders(client, Metadata((), known), partitions, timestamp)
@@ -201,17 +201,17 @@ class KafkaClusters(ClusterInspection, TopicListing):
         timeout_ms: int,
     ) -> AsyncGenerator[dict[TopicPartition, PartitionOutcome], None]:
         """DeleteRecords on each partition's leader; each leader's outcomes as it answers, every partition
-        exactly once. The leaders may come from metadata up to ``metadata_max_age_ms`` old (accepting the
-        deletion usually just read it), as Kafka's producers and consumers route: a partition whose
-        remembered leader refuses it (``NOT_LEADER_OR_FOLLOWER``, a broker gone, ...) or that the
-        remembered metadata cannot route is sent again, at once, on fresh metadata, and only that
-        attempt's outcome is handed on for it."""
+        exactly once. The leaders may come from metadata up to five minutes old
+        (``RecentTopics.routes``; accepting the deletion usually just read it), as Kafka's producers and
+        consumers route: a partition whose remembered leader refuses it (``NOT_LEADER_OR_FOLLOWER``, a
+        broker gone, ...) or that the remembered metadata cannot route is sent again, at once, on fresh
+        metadata, and only that attempt's outcome is handed on for it."""
         if not offsets:
             return
         partitions = list(offsets)
         memory = self._recent.get(cluster)
         try:
-            known = memory.metadata(sorted({tp.topic for tp in partitions})) if memory else None
+            known = memory.routes(sorted({tp.topic for tp in partitions})) if memory else None
             if known is not None:
                 client = await self._client(cluster)
                 partitions = []

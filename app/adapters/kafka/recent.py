@@ -11,8 +11,10 @@ with ``POLICY_VIOLATION``. The offsets themselves (high watermarks, log start of
 offsets) and the consumer groups are never taken from here; ListOffsets and DeleteRecords are only
 *routed* with the remembered leaders, as Kafka's clients do, and a partition whose leader refuses is
 asked again with fresh metadata (a broker that is not the leader deletes nothing, and resending a
-concrete offset is harmless). Kafka's own clients keep metadata for ``metadata.max.age.ms`` (5 minutes);
-``ClusterSettings.metadata_max_age_ms`` bounds it here.
+concrete offset is harmless). What each named partition and policy is, is taken from answers up to
+``ClusterSettings.metadata_max_age_ms`` old (``metadata``); where to send is taken from answers up to
+``ROUTING_MAX_AGE_S`` old (``routes``), Kafka's own clients' ``metadata.max.age.ms``: a request then
+asks its leaders while the fresh metadata it reads for its checks is still on its way, instead of after.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from app.adapters.kafka.metadata import Metadata, TopicMetadata
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
-# Forget entries this much older than the max age once the memory holds this many topics.
+# Forget entries older than both ages once the memory holds this many topics.
 PRUNE_ABOVE = 10_000
+# Leaders are remembered for routing this long: Kafka's clients' metadata.max.age.ms default.
+ROUTING_MAX_AGE_S = 300.0
 
 
 class SingleFlight(Generic[K, V]):
@@ -73,15 +77,24 @@ class RecentTopics:
             elif self._topics.pop(name, None) is not None:
                 self._configs = {key: value for key, value in self._configs.items() if key[0] != name}
         if len(self._topics) > PRUNE_ABOVE:
-            oldest = time.monotonic() - 2 * self.max_age_s
+            oldest = time.monotonic() - max(2 * self.max_age_s, ROUTING_MAX_AGE_S)
             self._topics = {name: entry for name, entry in self._topics.items() if entry[0] >= oldest}
             self._configs = {key: entry for key, entry in self._configs.items() if entry[0] >= oldest}
 
     def metadata(self, topics: Sequence[str]) -> dict[str, TopicMetadata] | None:
-        """Every topic's metadata if each is known and young enough, else None."""
-        if self.max_age_s <= 0:
+        """Every topic's metadata if each is known and at most ``max_age_s`` old, else None."""
+        return self._known(topics, self.max_age_s)
+
+    def routes(self, topics: Sequence[str]) -> dict[str, TopicMetadata] | None:
+        """Every topic's metadata to route ListOffsets and DeleteRecords with (a leader that moved
+        refuses, and its partitions are asked again on fresh metadata), if each is known and at most
+        ``ROUTING_MAX_AGE_S`` old; None also when this memory is off (``max_age_s`` 0)."""
+        return self._known(topics, max(self.max_age_s, ROUTING_MAX_AGE_S) if self.max_age_s > 0 else 0)
+
+    def _known(self, topics: Sequence[str], max_age_s: float) -> dict[str, TopicMetadata] | None:
+        if max_age_s <= 0:
             return None
-        oldest = time.monotonic() - self.max_age_s
+        oldest = time.monotonic() - max_age_s
         known: dict[str, TopicMetadata] = {}
         for name in topics:
             entry = self._topics.get(name)

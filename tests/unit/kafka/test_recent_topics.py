@@ -66,3 +66,18 @@ def test_a_max_age_of_zero_never_answers() -> None:
     recent.learn_configs(now, POLICY, {"orders": {}})
     assert recent.metadata(["orders"]) is None
     assert recent.configs(["orders"], POLICY) is None
+
+
+def test_leaders_route_for_five_minutes_but_existence_only_for_the_max_age() -> None:
+    recent = RecentTopics(max_age_s=5.0)
+    recent.learn_metadata(time.monotonic() - 60.0, ["orders"], _metadata(orders=3))
+    assert recent.metadata(["orders"]) is None
+    routes = recent.routes(["orders"])
+    assert routes is not None
+    assert len(routes["orders"].partitions) == 3
+    assert recent.routes(["orders", "refunds"]) is None
+    recent.learn_metadata(time.monotonic() - 301.0, ["orders"], _metadata(orders=3))
+    assert recent.routes(["orders"]) is None
+    off = RecentTopics(max_age_s=0.0)
+    off.learn_metadata(time.monotonic(), ["orders"], _metadata(orders=3))
+    assert off.routes(["orders"]) is None
