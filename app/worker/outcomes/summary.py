@@ -38,6 +38,9 @@ class OutcomeSummary:
             "attempts": [claim.attempts for claim in ordered],
             "worker": [owner] * len(ordered),
         }
+        # On a partition's first attempt no write-back wrote its row before: an offset the answer lacks
+        # (a v0-v2 DeleteRecords answer has no leader log start offset) is null in the row as well.
+        self._first_attempts = all(claim.attempts == 1 for claim in ordered)
         self._rendered: dict[str, str] | None = None
 
     def render_claims(self) -> dict[str, str]:
@@ -47,16 +50,17 @@ class OutcomeSummary:
         return self._rendered
 
     def columns(self, written: Sequence[PartitionUpdate]) -> dict[str, list[Any]] | None:
-        """The summary's columns, given the rows ``written`` with their offsets, one per partition; None
-        unless ``written`` holds exactly these partitions, each with both offsets (the summary is then
-        read back instead)."""
+        """The summary's columns, given the rows ``written``, one per partition; None unless ``written``
+        holds exactly these partitions, each with both offsets or on its first attempt (an offset an
+        update lacks is the row's older one, null on a first attempt; otherwise the summary is read
+        back instead)."""
         by_id = {update.id: update for update in written}
         if len(written) != len(self._ids) or by_id.keys() != self._row_ids:
             return None
         rows = [by_id[row_id] for row_id in self._ids]
         low_watermarks = [u.low_watermark for u in rows]
         log_start_offsets = [u.leader_log_start_offset for u in rows]
-        if None in low_watermarks or None in log_start_offsets:
+        if not self._first_attempts and (None in low_watermarks or None in log_start_offsets):
             return None
         return {
             **self._claim_columns,

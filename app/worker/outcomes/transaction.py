@@ -220,9 +220,10 @@ def _written_outcomes(
 
     Such a row holds its claim's topic, partition, offset, attempts and fence (the write matched that
     fence, and only a new claim changes them), ``owner`` as its lease owner and the update's status and
-    error code; its offsets are the update's unless the update has none (then the row keeps its older
-    ones, which are read back). All of a deletion's rows were written here when the rows written for it
-    are as many as its partitions counted after the write (under the deletion's lock)."""
+    error code; its offsets are the update's unless the update has none: then the row keeps its older
+    ones, none on a partition's first attempt, read back otherwise. All of a deletion's rows were
+    written here when the rows written for it are as many as its partitions counted after the write
+    (under the deletion's lock)."""
     written: dict[str, list[PartitionUpdate]] = defaultdict(list)
     for update in fresh:
         written[claims[update.id].deletion_id].append(update)

@@ -84,7 +84,7 @@ def test_the_columns_and_their_json_are_those_made_at_completion() -> None:
 
 
 def test_nothing_is_made_unless_every_partition_is_written_with_its_offsets() -> None:
-    claims = _claims(20)
+    claims = _claims(20)  # retried partitions among them: their rows may hold offsets of earlier answers
     summary = OutcomeSummary(claims, OWNER)
     updates = [_outcome(c, i) for i, c in enumerate(claims)]
     assert summary.outcomes(updates[1:]) is None
@@ -93,6 +93,19 @@ def test_nothing_is_made_unless_every_partition_is_written_with_its_offsets() ->
     assert summary.outcomes([*updates[1:], updates[0]._replace(low_watermark=None)]) is None
     assert summary.outcomes([*updates[1:], updates[0]._replace(leader_log_start_offset=None)]) is None
     assert summary.outcomes(updates) is not None
+
+
+def test_on_first_attempts_an_offset_the_answer_lacks_is_null() -> None:
+    """A v0-v2 DeleteRecords answer has no leader log start offset; rows never written before hold
+    none either, so the summary is made without reading them back."""
+    claims = [c._replace(attempts=1) for c in _claims(20)]
+    updates = [_outcome(c, i)._replace(leader_log_start_offset=None) for i, c in enumerate(claims)]
+    made = OutcomeSummary(claims, OWNER).outcomes(updates)
+    assert made is not None
+    columns, _ = made
+    assert columns == _completion(claims, updates)
+    assert set(columns["leader_log_start_offset"]) == {None}
+    assert OutcomeSummary(claims, OWNER).outcomes(updates[1:]) is None
 
 
 def test_made_only_for_many_partitions_of_one_deletion() -> None:
