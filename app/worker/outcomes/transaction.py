@@ -100,7 +100,10 @@ async def apply_updates(
     back, and the writes still under way that it waits for before it rolls up (on PostgreSQL after this
     write's own UPDATE, its summaries made as if those writes write every row; on SQLite, whose one
     write lock they need, before it starts). ``summary``: a completion summary made ahead for the
-    deletion ``claims`` are partitions of, used if this write completes it having written them all."""
+    deletion ``claims`` are partitions of, used if this write completes it having written them all; its
+    outcome columns are rendered in a thread while the database runs this write's UPDATE (at 10,000
+    partitions about 13 ms of CPU that would otherwise follow the UPDATE on the event loop, on the way
+    from the last leader's answer to the deletion's completion)."""
     result = ApplyResult()
     samples = {claim.deletion_id: claim for claim in claims.values()}
     if is_sqlite(sessionmaker.kw["bind"]):
@@ -110,10 +113,24 @@ async def apply_updates(
         # Only the deletions rolled up here are locked: writes of rows of open deletions run side by side.
         rolled = [d for d in deletions if d not in open_deletions]
         before = await repo.lock_deletions(session, rolled) if rolled else {}
-        written = await repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
-        # As if every row is written, by this write and by the ones under way.
-        known = _known(updates, earlier.expected(), claims, before, open_deletions)
-        ahead = _completions_ahead(known, claims, samples, before, owner, summary)
+        expected = earlier.expected()
+
+        def made_ahead() -> tuple[_Known, dict[str, NewEvent]]:
+            # As if every row is written, by this write and by the ones under way.
+            known = _known(updates, expected, claims, before, open_deletions)
+            return known, _completions_ahead(known, claims, samples, before, owner, summary)
+
+        write = repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
+        if summary is None:
+            written = await write
+            known, ahead = made_ahead()
+        else:
+            # A large deletion's summary is rendered in a thread while the database runs the UPDATE.
+            rendering = asyncio.ensure_future(asyncio.to_thread(made_ahead))
+            try:
+                written = await write
+            finally:
+                known, ahead = await rendering
         await earlier.ended()  # the roll-up counts on their rows
         fresh = [u for u in updates if u.id in written]
         if len(fresh) < len(updates) or not earlier.all_written():
