@@ -1,9 +1,11 @@
-"""ListOffsets (v0-v5) as aiokafka sends it, with this service's own response decoding.
+"""ListOffsets (the versions aiokafka sends), encoded and decoded here.
 
 A preview asks every leader for the log start offset and the high watermark of all its partitions:
-20,000 entries per preview of a 10,000-partition topic, which aiokafka's generic decoder reads one
-field at a time (~0.1 s per preview). Here each topic's entries (fixed size from v1 on) are read with
-one ``struct`` call into column tuples.
+20,000 entries per preview of a 10,000-partition topic, and accepting a deletion of 10,000 concrete
+offsets asks every leader for its high watermarks. aiokafka's generic codec writes and reads them one
+field at a time (about 10 ms to encode 10,000 entries, ~0.1 s to decode a preview's). Here each
+topic's entries (fixed size) are written and read with one ``struct`` call each: the same bytes,
+column tuples out.
 """
 
 from __future__ import annotations
@@ -12,16 +14,21 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from io import BytesIO
+from itertools import chain
 from typing import Any
 
 from aiokafka.protocol.offset import OffsetRequest
 
 LIST_OFFSETS_KEY = 2
+_INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 # PartitionIndex, ErrorCode, Timestamp, Offset (+ LeaderEpoch from v4); v0 has an offsets array instead
 _ENTRY = {1: "ihqq", 2: "ihqq", 3: "ihqq", 4: "ihqqi", 5: "ihqqi"}
+
+# A request's partition entry: PartitionIndex, Timestamp (+ MaxNumOffsets in v0)
+_REQUEST_ENTRY = {0: "iqi", 1: "iq", 2: "iq", 3: "iq"}
 
 # One topic: partition indexes, error codes, offsets (same order)
 Columns = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
@@ -90,13 +97,31 @@ def _response_type(version: int) -> type:
     return type(f"ListOffsetsResponseV{version}", (), namespace)
 
 
+def _encode(request: Any) -> bytes:
+    """The request body, byte for byte what aiokafka's schema writes (``topics``: (name, [(partition,
+    timestamp[, max offsets])]))."""
+    version = request.API_VERSION
+    out = [_INT32.pack(request.replica_id)]
+    if version >= 2:
+        out.append(_INT8.pack(request.isolation_level))
+    out.append(_INT32.pack(len(request.topics)))
+    entry = _REQUEST_ENTRY[version]
+    for name, partitions in request.topics:
+        raw = name.encode()
+        out.append(_INT16.pack(len(raw)) + raw + _INT32.pack(len(partitions)))
+        out.append(_block(entry, len(partitions)).pack(*chain.from_iterable(partitions)))
+    return b"".join(out)
+
+
 def _with_own_response(request_struct: Any) -> Any:
     version = request_struct.API_VERSION
-    return type(request_struct.__name__, (request_struct,), {"RESPONSE_TYPE": _response_type(version)})
+    namespace = {"RESPONSE_TYPE": _response_type(version), "encode": _encode}
+    return type(request_struct.__name__, (request_struct,), namespace)
 
 
 class ListOffsetsRequest(OffsetRequest):  # type: ignore[misc]
-    """aiokafka's ListOffsets request (same versions, same encoding); answers decode to ListOffsetsAnswer."""
+    """aiokafka's ListOffsets request (same versions, same bytes, encoded here); answers decode to
+    ListOffsetsAnswer."""
 
 
 # Set after the class exists: aiokafka's ``Request.__init_subclass__`` fills ``_CLASSES`` from the

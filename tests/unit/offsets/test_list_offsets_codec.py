@@ -61,3 +61,22 @@ def test_request_versions_are_aiokafkas() -> None:
     assert [c.API_VERSION for c in ours] == [c.API_VERSION for c in theirs]
     assert [c.SCHEMA for c in ours] == [c.SCHEMA for c in theirs]
     assert all(c.RESPONSE_TYPE.__name__.startswith("ListOffsetsResponseV") for c in ours)
+
+
+@pytest.mark.parametrize("ours", ListOffsetsRequest._CLASSES, ids=lambda c: f"v{c.API_VERSION}")
+def test_requests_are_written_byte_for_byte_as_aiokafka_writes_them(ours: Any) -> None:
+    theirs = next(c for c in OffsetRequest._CLASSES if c.API_VERSION == ours.API_VERSION)
+    assert ours.encode is not theirs.encode  # written by this service's encoder, compared with aiokafka's
+    topics = [
+        ("orders", [(p, -1) for p in range(1000)]),
+        ("größe", [(3, -2), (4, 1_700_000_000_000)]),
+        ("e", []),
+    ]
+    if ours.API_VERSION == 0:
+        topics = [(name, [(p, ts, 1) for p, ts in parts]) for name, parts in topics]
+        args: tuple[Any, ...] = (-1, topics)
+    else:
+        args = (-1, topics) if ours.API_VERSION == 1 else (-1, 0, topics)
+    assert ours(*args).encode() == theirs(*args).encode()
+    if ours.API_VERSION >= 2:
+        assert ours(-1, 1, topics).encode() == theirs(-1, 1, topics).encode()  # read_committed
