@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from kafka_emulator.protocol.api import Authorizer, Message, RequestContext
 
 UNKNOWN_TOPIC_ID = 100
+# A partition's result in a handler's answer: a message, or a row of ``Rows``.
+Result = TypeVar("Result")
 NO_AUTHORIZED_OPERATIONS = -2147483648
 
 # AclOperation codes for the authorizedOperations bit fields (KIP-430).
@@ -49,10 +51,10 @@ def authorized_operations(authorizer: Authorizer, ctx: RequestContext, topic: st
 
 
 def group_by_topic(
-    results: Iterable[tuple[str, Message]], topic_entry: Callable[[str, list[Message]], Message]
+    results: Iterable[tuple[str, Result]], topic_entry: Callable[[str, list[Result]], Message]
 ) -> list[Message]:
     """[(topic, partition result)] -> one entry per topic, first-seen order."""
-    grouped: dict[str, list[Message]] = {}
+    grouped: dict[str, list[Result]] = {}
     for topic, partition in results:
         grouped.setdefault(topic, []).append(partition)
     return [topic_entry(topic, partitions) for topic, partitions in grouped.items()]

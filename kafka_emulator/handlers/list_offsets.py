@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafka_emulator.handlers.common import TopicAuthorization, group_by_topic
 from kafka_emulator.handlers.fetch import check_epoch
 from kafka_emulator.protocol.api import Authorizer, Handler, Message, RequestContext
 from kafka_emulator.protocol.errors import ErrorCode
+from kafka_emulator.protocol.rows import Rows
 from kafka_emulator.state import ClusterState
 from kafka_emulator.state.log import ReplicaLog
 
@@ -18,6 +21,9 @@ OFFSET_NOT_AVAILABLE_VERSION = 5
 # Lowest request version that may carry each sentinel (KafkaApis.scala:1163-1169).
 MIN_VERSION = {LATEST: 0, EARLIEST: 0, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
 Answer = tuple[int, int, int]  # timestamp, offset, leader epoch
+# A partition's answer from v1 on, as a row: all fixed-size, so a topic's answers are packed at once
+# (LeaderEpoch from v4).
+ROW_FIELDS = ("PartitionIndex", "ErrorCode", "Timestamp", "Offset", "LeaderEpoch")
 
 
 def lookup(log: ReplicaLog, timestamp: int, upper_bound: int, leader_epoch: int) -> Answer | None:
@@ -46,15 +52,13 @@ class _Lister:
         self.client = request["ReplicaId"] == CONSUMER_REPLICA
         self.allowed = TopicAuthorization(authorizer, ctx, "DESCRIBE")
 
-    def answer(self, topic: str, part: Message, duplicate: bool) -> Message:
+    def answer(self, topic: str, part: Message, duplicate: bool) -> tuple[int, int, int, int, int]:
+        """The partition's answer as a ``ROW_FIELDS`` row."""
         index = part["PartitionIndex"]
         error, found = self._resolve(topic, part, duplicate)
-        entry: Message = {"PartitionIndex": index, "ErrorCode": error, "Timestamp": -1, "Offset": -1}
-        entry["LeaderEpoch"] = -1
-        if found is not None:
-            entry.update(Timestamp=found[0], Offset=found[1], LeaderEpoch=found[2])
-        entry["OldStyleOffsets"] = [found[1]] if found is not None else []
-        return entry
+        if found is None:
+            return index, error, -1, -1, -1
+        return index, error, found[0], found[1], found[2]
 
     def _resolve(self, topic: str, part: Message, duplicate: bool) -> tuple[ErrorCode, Answer | None]:
         timestamp = part["Timestamp"]
@@ -106,7 +110,20 @@ def list_offsets_handler(state: ClusterState, authorizer: Authorizer) -> Handler
             for topic in request["Topics"]
             for part in topic["Partitions"]
         ]
-        topics = group_by_topic(results, lambda name, parts: {"Name": name, "Partitions": parts})
-        return {"ThrottleTimeMs": 0, "Topics": topics}
+        entry = _v0_entry if ctx.api_version == 0 else _rows_entry
+        return {"ThrottleTimeMs": 0, "Topics": group_by_topic(results, entry)}
 
     return handle
+
+
+def _rows_entry(name: str, rows: list[Any]) -> Message:
+    return {"Name": name, "Partitions": Rows(ROW_FIELDS, rows)}
+
+
+def _v0_entry(name: str, rows: list[Any]) -> Message:
+    """v0 answers an array of offsets (the one found, or none) instead of a timestamp and an offset."""
+    partitions = [
+        {"PartitionIndex": index, "ErrorCode": error, "OldStyleOffsets": [offset] if offset >= 0 else []}
+        for index, error, _, offset, _ in rows
+    ]
+    return {"Name": name, "Partitions": partitions}
