@@ -18,8 +18,10 @@ direct call does; its first run of the first size is its first deletion after a 
 The deletions are timed at each ``--fetch-wait-ms`` (the emulator's ``replica.fetch.wait.max.ms``), each
 on a fresh emulator: first Kafka's 500 ms, where a DeleteRecords (v2) waits until the followers' parked
 fetches return with the new log start offset, for the direct calls and the service alike; then the
-shortened timing the tests use. ``ratio_to_aiokafka`` divides each way's median by the direct aiokafka
-call's at the same timing.
+shortened timing the tests use. Every way's run i starts at the same point of the followers' fetch
+cycle (``Phase``): (i + 1/2) / repeat of the way through it, so the ways are compared at the same
+phases. ``ratio_to_aiokafka`` divides each way's median by the direct aiokafka call's at the same
+timing.
 
 API throughput (at the first timing only): a bounded async load generator (raw keep-alive HTTP/1.1,
 fixed concurrency, bounded count and time) sends small POSTs (one partition) and then GETs of those
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import itertools
 import json
 import os
@@ -63,6 +66,8 @@ CLIENT, SECRET = "bench", "bench-secret"
 METADATA_MAX_AGE_S = 5.0  # the service's default metadata_max_age_ms
 # The target loads of the API figures (requests/s) and how long each paced run lasts.
 POST_RATE, GET_RATE, PACED_SECONDS = 400, 1_500, 10
+# Produced to before each timed deletion: one partition led by each broker, replication factor 3.
+PHASE_TOPIC, PHASE_PARTITIONS = "phase", 3
 
 
 class Child:
@@ -102,6 +107,7 @@ class Child:
 def start_emulator(work: Path, sizes: list[int], fetch_wait_ms: float) -> tuple[Child, str]:
     topics = [{"name": f"bench-{n}", "partitions": n, "replication_factor": 3} for n in sizes]
     topics.append({"name": "api", "partitions": 16, "replication_factor": 3})
+    topics.append({"name": PHASE_TOPIC, "partitions": PHASE_PARTITIONS, "replication_factor": 3})
     topology = {"brokers": 3, "replica_fetch_wait_max_ms": fetch_wait_ms, "topics": topics}
     (work / "topology.yaml").write_text(json.dumps(topology))
     args = [
@@ -134,10 +140,44 @@ async def produce(bootstrap: str, topic: str, partitions: int, records: int) -> 
         await producer.stop()
 
 
-async def direct_aiokafka(bootstrap: str, topic: str, partitions: int, offset: int) -> float:
+class Phase:
+    """Where in the followers' fetch cycle a timed deletion starts, the same for every way.
+
+    At Kafka's timing a DeleteRecords on an idle topic waits until the followers' parked fetches return
+    (up to ``replica.fetch.wait.max.ms``), so a run's figure depends on the point of that cycle it
+    starts at. Left alone, that point is set by whatever ran before (the previous run's end plus the
+    next client's untimed start-up), which differs from way to way. Before each timed deletion this
+    produces one record to every partition of ``PHASE_TOPIC`` (acks=all), which wakes every follower's
+    parked fetch, so every fetch cycle restarts then; the run starts ``(run + 1/2) / runs`` of a cycle
+    later."""
+
+    def __init__(self, producer: AIOKafkaProducer, fetch_wait_s: float, runs: int) -> None:
+        self._producer, self._fetch_wait_s, self._runs = producer, fetch_wait_s, runs
+
+    async def align(self, run: int) -> None:
+        sent = [await self._producer.send(PHASE_TOPIC, b"p", partition=p) for p in range(PHASE_PARTITIONS)]
+        await asyncio.gather(*sent)
+        await asyncio.sleep((run % self._runs + 0.5) / self._runs * self._fetch_wait_s)
+
+
+@asynccontextmanager
+async def phase_of(bootstrap: str, fetch_wait_ms: float, runs: int) -> AsyncIterator[Phase]:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+    await producer.start()
+    try:
+        yield Phase(producer, fetch_wait_ms / 1000, runs)
+    finally:
+        await producer.stop()
+
+
+Align = Callable[[], Awaitable[None]]
+
+
+async def direct_aiokafka(bootstrap: str, topic: str, partitions: int, offset: int, align: Align) -> float:
     client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=120_000)
     await client.bootstrap()
     try:
+        await align()
         started = time.perf_counter()
         client.add_topic(topic)
         await client.force_metadata_update()
@@ -159,9 +199,14 @@ async def direct_aiokafka(bootstrap: str, topic: str, partitions: int, offset: i
     return elapsed
 
 
-def direct_confluent(bootstrap: str, topic: str, partitions: int, offset: int) -> float:
+async def direct_confluent(bootstrap: str, topic: str, partitions: int, offset: int, align: Align) -> float:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.list_topics(timeout=30)  # connected before the clock starts
+    await asyncio.to_thread(admin.list_topics, timeout=30)  # connected before the clock starts
+    await align()
+    return await asyncio.to_thread(_delete_confluent, admin, topic, partitions, offset)
+
+
+def _delete_confluent(admin: AdminClient, topic: str, partitions: int, offset: int) -> float:
     started = time.perf_counter()
     futures = admin.delete_records(
         [CfTopicPartition(topic, p, offset) for p in range(partitions)], request_timeout=120
@@ -231,7 +276,7 @@ async def token(client: httpx.AsyncClient) -> str:
 
 
 async def service_deletion(
-    base: str, url: str, topic: str, partitions: int, offset: int
+    base: str, url: str, topic: str, partitions: int, offset: int, align: Align
 ) -> tuple[float, float]:
     """(seconds until the 202, seconds until the deletion succeeded), both from the POST."""
     from sqlalchemy import text
@@ -247,6 +292,7 @@ async def service_deletion(
     try:
         async with httpx.AsyncClient(base_url=base, timeout=120) as client:
             headers = {"Authorization": f"Bearer {await token(client)}"}
+            await align()
             started = time.perf_counter()
             response = await client.post("/v1/deletions", json=body, headers=headers)
             assert response.status_code == 202, response.text[:500]
@@ -443,14 +489,19 @@ def note_ratios(report: dict[str, Any], sizes: list[int]) -> None:
 
 
 async def deletions_directly(
-    report: dict[str, Any], bootstrap: str, sizes: list[int], repeat: int, steps: dict[int, Iterator[int]]
+    report: dict[str, Any],
+    bootstrap: str,
+    sizes: list[int],
+    repeat: int,
+    steps: dict[int, Iterator[int]],
+    phase: Phase,
 ) -> None:
     for n in sizes:
         topic, aiokafka_runs, confluent_runs = f"bench-{n}", [], []
-        for _ in range(repeat):
-            aiokafka_runs.append(await direct_aiokafka(bootstrap, topic, n, next(steps[n])))
-            seconds = await asyncio.to_thread(direct_confluent, bootstrap, topic, n, next(steps[n]))
-            confluent_runs.append(seconds)
+        for run in range(repeat):
+            align = functools.partial(phase.align, run)
+            aiokafka_runs.append(await direct_aiokafka(bootstrap, topic, n, next(steps[n]), align))
+            confluent_runs.append(await direct_confluent(bootstrap, topic, n, next(steps[n]), align))
         note_runs(report, f"{n}/aiokafka_direct", aiokafka_runs)
         note_runs(report, f"{n}/confluent_kafka_direct", confluent_runs)
 
@@ -464,6 +515,7 @@ async def service_runs(
     workers: int,
     repeat: int,
     steps: dict[int, Iterator[int]],
+    phase: Phase,
     api: bool,
 ) -> None:
     async with database(kind, work) as url:
@@ -475,8 +527,10 @@ async def service_runs(
                     # Each run reads the topic's metadata afresh, as the direct calls do: the service
                     # reuses an answer for up to metadata_max_age_ms (5 s by default).
                     await asyncio.sleep(METADATA_MAX_AGE_S + 0.5)
+                align = functools.partial(phase.align, index)
                 for n in sizes:
-                    runs[n].append(await service_deletion(base, url, f"bench-{n}", n, next(steps[n])))
+                    deletion = await service_deletion(base, url, f"bench-{n}", n, next(steps[n]), align)
+                    runs[n].append(deletion)
             for n in sizes:
                 note_runs(report, f"{n}/service_{kind}", [seconds for _, seconds in runs[n]])
                 note_runs(report, f"{n}/service_{kind}_post_202", [accepted for accepted, _ in runs[n]])
@@ -512,12 +566,15 @@ async def at_timing(
         await produce(bootstrap, "api", 16, 1)
         # each topic's next offset
         steps: dict[int, Iterator[int]] = {n: itertools.count(1) for n in sizes}
-        await deletions_directly(report, bootstrap, sizes, options.repeat, steps)
-        for kind in kinds:
-            # SQLite has one writer at a time: more processes only wait on each other's locks.
-            http_workers = options.workers or (1 if kind == "sqlite" else 2)
-            report[f"{kind}_http_workers"] = http_workers
-            await service_runs(report, bootstrap, sizes, kind, work, http_workers, options.repeat, steps, api)
+        async with phase_of(bootstrap, fetch_wait_ms, options.repeat) as phase:
+            await deletions_directly(report, bootstrap, sizes, options.repeat, steps, phase)
+            for kind in kinds:
+                # SQLite has one writer at a time: more processes only wait on each other's locks.
+                http_workers = options.workers or (1 if kind == "sqlite" else 2)
+                report[f"{kind}_http_workers"] = http_workers
+                await service_runs(
+                    report, bootstrap, sizes, kind, work, http_workers, options.repeat, steps, phase, api
+                )
         note_ratios(report, sizes)
     finally:
         emulator.stop()
