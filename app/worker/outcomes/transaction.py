@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -32,8 +33,12 @@ from app.adapters.db.session import is_sqlite, write_transaction
 from app.audit import NewEvent, append_events, rendered
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
 from app.services.webhooks.outbox import ended_events, enqueue_events
+from app.worker.outcomes.earlier import Earlier
 from app.worker.outcomes.events import completion_event, failure_events, rendered_completion
 from app.worker.outcomes.summary import OutcomeSummary
+
+Written = TypeVar("Written")
+Made = TypeVar("Made")
 
 TERMINAL_DELETION = frozenset(
     {
@@ -43,36 +48,6 @@ TERMINAL_DELETION = frozenset(
         DeletionStatus.CANCELLED,
     }
 )
-
-
-@dataclass(frozen=True)
-class Earlier:
-    """What a write counts on from the group's writes before it: ``settled()``, the rows they wrote with a
-    terminal status (more as they end), and ``under_way``, those still running, with their updates (each
-    answers whether it wrote all of them)."""
-
-    settled: Callable[[], Sequence[PartitionUpdate]] = tuple
-    under_way: Mapping[asyncio.Task[bool], Sequence[PartitionUpdate]] = field(default_factory=dict)
-
-    def expected(self) -> list[PartitionUpdate]:
-        """The settled rows once every write still under way has written all its rows (one that ended
-        has added what it wrote to the settled rows)."""
-        running = (
-            u
-            for write, updates in self.under_way.items()
-            if not write.done()
-            for u in updates
-            if u.status.terminal
-        )
-        return [*self.settled(), *running]
-
-    async def ended(self) -> None:
-        if self.under_way:
-            await asyncio.wait(list(self.under_way))
-
-    def all_written(self) -> bool:
-        """Whether every write that was under way wrote all its rows (once they ended)."""
-        return all(not w.cancelled() and w.exception() is None and w.result() for w in self.under_way)
 
 
 @dataclass
@@ -113,24 +88,10 @@ async def apply_updates(
         # Only the deletions rolled up here are locked: writes of rows of open deletions run side by side.
         rolled = [d for d in deletions if d not in open_deletions]
         before = await repo.lock_deletions(session, rolled) if rolled else {}
-        expected = earlier.expected()
-
-        def made_ahead() -> tuple[_Known, dict[str, NewEvent]]:
-            # As if every row is written, by this write and by the ones under way.
-            known = _known(updates, expected, claims, before, open_deletions)
-            return known, _completions_ahead(known, claims, samples, before, owner, summary)
-
+        # As if every row is written, by this write and by the ones under way.
+        made = partial(_ahead, updates, earlier.expected(), claims, samples, before, open_deletions, owner)
         write = repo.write_updates(session, updates, deletions=deletions, owner=owner, now=now)
-        if summary is None:
-            written = await write
-            known, ahead = made_ahead()
-        else:
-            # A large deletion's summary is rendered in a thread while the database runs the UPDATE.
-            rendering = asyncio.ensure_future(asyncio.to_thread(made_ahead))
-            try:
-                written = await write
-            finally:
-                known, ahead = await rendering
+        written, (known, ahead) = await _beside(write, partial(made, summary), in_thread=summary is not None)
         await earlier.ended()  # the roll-up counts on their rows
         fresh = [u for u in updates if u.id in written]
         if len(fresh) < len(updates) or not earlier.all_written():
@@ -155,6 +116,36 @@ async def apply_updates(
         # waits for: append last, after all other statements, all events in one statement.
         await append_events(session, events)
     return result
+
+
+def _ahead(
+    updates: Sequence[PartitionUpdate],
+    expected: Sequence[PartitionUpdate],
+    claims: Mapping[int, Claim],
+    samples: Mapping[str, Claim],
+    locked: Mapping[str, repo.LockedDeletion],
+    open_deletions: Collection[str],
+    owner: str,
+    summary: OutcomeSummary | None,
+) -> tuple[_Known, dict[str, NewEvent]]:
+    """What the roll-up knows and the completion events, as if ``updates`` and ``expected`` are written."""
+    known = _known(updates, expected, claims, locked, open_deletions)
+    return known, _completions_ahead(known, claims, samples, locked, owner, summary)
+
+
+async def _beside(
+    write: Awaitable[Written], make: Callable[[], Made], *, in_thread: bool
+) -> tuple[Written, Made]:
+    """``write``'s result and ``make()``'s: made in a thread while the database runs ``write`` when
+    ``in_thread`` (a large deletion's summary), else on the event loop after it."""
+    if not in_thread:
+        return await write, make()
+    making = asyncio.ensure_future(asyncio.to_thread(make))
+    try:
+        written = await write
+    finally:
+        made = await making
+    return written, made
 
 
 @dataclass(frozen=True)

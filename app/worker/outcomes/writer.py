@@ -33,8 +33,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
+from app.worker.outcomes.earlier import Earlier
 from app.worker.outcomes.summary import OutcomeSummary, summary_ahead
-from app.worker.outcomes.transaction import ApplyResult, Earlier, apply_updates
+from app.worker.outcomes.transaction import ApplyResult, apply_updates
 
 log = logging.getLogger("kafka_purge.worker")
 
