@@ -132,12 +132,22 @@ def delete_records_max_version() -> int:
 
 
 @pytest.fixture
-async def emulator(replica_fetch_wait_ms: float, delete_records_max_version: int) -> AsyncIterator[Any]:
-    """A 3-broker emulated Kafka cluster on ephemeral ports; tests create their own topics."""
+def emulator_brokers() -> int:
+    """How many brokers ``emulator`` has; modules about who may do what, not about replication,
+    override this with 1."""
+    return 3
+
+
+@pytest.fixture
+async def emulator(
+    emulator_brokers: int, replica_fetch_wait_ms: float, delete_records_max_version: int
+) -> AsyncIterator[Any]:
+    """An emulated Kafka cluster on ephemeral ports (``emulator_brokers`` brokers); tests create their
+    own topics."""
     from kafka_emulator import EmulatedCluster
 
     cluster = EmulatedCluster(
-        brokers=3,
+        brokers=emulator_brokers,
         replica_fetch_wait_max_ms=replica_fetch_wait_ms,
         delete_records_max_version=delete_records_max_version,
     )

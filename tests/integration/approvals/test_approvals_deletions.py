@@ -30,6 +30,15 @@ async def pending_for(desk: Desk, who: str) -> list[str]:
     return [item["deletion_id"] for item in page["items"]]
 
 
+async def assert_ended_unsent(desk: Desk, deletion_id: str, status: str) -> None:
+    """The deletion ended with ``status``, its two partitions cancelled, and nothing was sent."""
+    read = await desk.deletion(deletion_id)
+    assert (read["status"], read["counts"]) == (status, {"cancelled": 2})
+    assert read["finished_at"] is not None
+    assert await desk.execute() == 0
+    assert [desk.log_start(0), desk.log_start(1)] == [0, 0]
+
+
 async def test_the_requester_never_approves_not_even_through_a_shared_group(desk: Desk) -> None:
     await desk.rule(approvers=["User:alice", "Group:privacy", "Group:officers"])
     accepted = await desk.request()
@@ -119,11 +128,7 @@ async def test_a_rejection_ends_it_and_nothing_is_sent(desk: Desk) -> None:
     rejected = await desk.decide("dave", deletion_id, "reject")
     assert rejected["status"] == "rejected"
     await desk.decide("bob", deletion_id, "approve", 403)
-    read = await desk.deletion(deletion_id)
-    assert (read["status"], read["counts"]) == ("rejected", {"cancelled": 2})
-    assert read["finished_at"] is not None
-    assert await desk.execute() == 0
-    assert [desk.log_start(0), desk.log_start(1)] == [0, 0]
+    await assert_ended_unsent(desk, deletion_id, "rejected")
     (event,) = await desk.audit("deletion.rejected")
     assert (event["principal"], event["details"]["comment"]) == ("User:dave", "dave says reject")
 
@@ -135,11 +140,7 @@ async def test_an_unapproved_deletion_expires(desk: Desk) -> None:
     await asyncio.sleep(1.1)
     await desk.decide("carol", deletion_id, "approve", 409)  # too late, even before the expiry ran
     assert await ApprovalExpiry(desk.runtime).run_once() == 1
-    read = await desk.deletion(deletion_id)
-    assert (read["status"], read["counts"]) == ("expired", {"cancelled": 2})
-    assert read["finished_at"] is not None
-    assert await desk.execute() == 0
-    assert [desk.log_start(0), desk.log_start(1)] == [0, 0]
+    await assert_ended_unsent(desk, deletion_id, "expired")
     (event,) = await desk.audit("deletion.expired")
     assert event["deletion_id"] == deletion_id
     assert await pending_for(desk, "carol") == []

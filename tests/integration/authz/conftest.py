@@ -15,16 +15,9 @@ from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settin
 
 
 @pytest.fixture
-async def emulator() -> AsyncIterator[Any]:
+def emulator_brokers() -> int:
     """One broker is enough here: these tests are about who may, not about replication."""
-    from kafka_emulator import EmulatedCluster
-
-    cluster = EmulatedCluster(brokers=1)
-    await cluster.start()
-    try:
-        yield cluster
-    finally:
-        await cluster.stop()
+    return 1
 
 
 @pytest.fixture
