@@ -22,7 +22,7 @@ def playwright() -> Iterator[Playwright]:
 @pytest.fixture(scope="module")
 def chromium(playwright: Playwright) -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (`make test` does)")
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
     try:
         yield browser

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import BrowserContext, Request, Route
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's package; .ci/run installs it
+CHROMIUM = "/usr/bin/chromium"  # Debian's package; `make test` installs it
 FLAGS = [
     "--headless",
     "--no-sandbox",
