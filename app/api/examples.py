@@ -235,9 +235,13 @@ WEBHOOK_EXAMPLES: dict[str, Examples] = {
     "all-events": {
         "summary": "Every deletion event of the demo cluster",
         "description": "Needs ALTER on CLUSTER demo (admin). The answer holds the generated signing secret, "
-        "shown this once. Nothing listens at this address in the demo: its deliveries are retried, then "
+        "shown this once. The name does not resolve (.invalid never does): its deliveries are retried, then "
         "dead-lettered.",
-        "value": {"cluster": "demo", "url": "http://127.0.0.1:9/kafka-purge-events", "description": "demo"},
+        "value": {
+            "cluster": "demo",
+            "url": "http://receiver.invalid/kafka-purge-events",
+            "description": "demo",
+        },
     },
     "outcomes": {
         "summary": "Only how deletions end, signed with a secret of your own",

@@ -172,7 +172,7 @@ SIGNING_KEYS_EXAMPLE: Examples = {
 WEBHOOK_CREATED_EXAMPLE: Examples = {
     "id": "0b6f3b0c-7c2e-4f43-9a51-3f1d2b9e6c10",
     "cluster": "demo",
-    "url": "http://127.0.0.1:9/kafka-purge-events",
+    "url": "http://receiver.invalid/kafka-purge-events",
     "event_types": [
         "deletion.accepted",
         "deletion.awaiting_approval",

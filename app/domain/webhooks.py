@@ -1,5 +1,5 @@
-"""Webhooks: the deletion events they carry, the targets they may name, how deliveries are signed and
-retried.
+"""Webhooks: the deletion events they carry, how deliveries are signed and retried (the targets they
+may name: ``app.domain.webhook_targets``).
 
 Events are CloudEvents 1.0 in structured JSON mode. A webhook subscribes to short names
 (``deletion.succeeded``); the CloudEvent's ``type`` is that name under the reverse-DNS prefix
@@ -17,15 +17,13 @@ import base64
 import binascii
 import hashlib
 import hmac
-import ipaddress
 import json
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
-from urllib.parse import urlsplit
 
 TYPE_PREFIX = "io.kafka-purge."
 SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
@@ -64,94 +62,6 @@ class DeliveryStatus(StrEnum):
     PENDING = "pending"  # waiting for its next attempt (or being attempted under a lease)
     DELIVERED = "delivered"  # the receiver answered 2xx
     DEAD = "dead"  # every attempt failed: dead-lettered, retried only on request
-
-
-class TargetRefused(ValueError):
-    """A webhook target URL the service will not call."""
-
-
-def check_target(url: str) -> str:
-    """``url`` if it is an absolute http(s) URL with a host and no credentials; else ``TargetRefused``."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise TargetRefused(f"not a valid URL: {exc}") from None
-    if parts.scheme not in ("http", "https"):
-        raise TargetRefused("only http and https URLs are allowed")
-    if not parts.hostname:
-        raise TargetRefused("the URL needs a host")
-    if parts.username is not None or parts.password is not None:
-        raise TargetRefused("the URL must not carry credentials (the deliveries are signed instead)")
-    if parts.fragment:
-        raise TargetRefused("the URL must not have a fragment")
-    if port == 0:
-        raise TargetRefused("the URL's port must not be 0")
-    return url
-
-
-def target_host(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
-
-
-@dataclass(frozen=True)
-class HostAllowList:
-    """Which hosts webhooks may target (``PURGE_WEBHOOKS_ALLOWED_HOSTS``): exact names, ``*.suffix``
-    names, and IP networks (CIDR). Empty: every host."""
-
-    names: frozenset[str] = frozenset()
-    suffixes: tuple[str, ...] = ()
-    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
-
-    @classmethod
-    def parse(cls, text: str) -> HostAllowList:
-        names: set[str] = set()
-        suffixes: list[str] = []
-        networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
-        for entry in (e.strip().lower() for e in text.split(",")):
-            if not entry:
-                continue
-            if entry.startswith("*."):
-                suffixes.append(entry[1:])
-                continue
-            try:
-                networks.append(ipaddress.ip_network(entry, strict=False))
-            except ValueError:
-                if not all(part and len(part) <= 63 for part in entry.split(".")) or "/" in entry:
-                    raise ValueError(f"not a host name, *.suffix or CIDR: {entry!r}") from None
-                names.add(entry)
-        return cls(frozenset(names), tuple(suffixes), tuple(networks))
-
-    @property
-    def open(self) -> bool:
-        return not (self.names or self.suffixes or self.networks)
-
-    def allows_name(self, host: str) -> bool:
-        """Whether ``host`` (a name or an IP literal) is allowed without resolving it."""
-        host = host.lower().strip("[]")
-        if self.open or host in self.names or any(host.endswith(s) for s in self.suffixes):
-            return True
-        address = _address(host)
-        return address is not None and self.allows_addresses([str(address)])
-
-    def allows_addresses(self, addresses: Iterable[str]) -> bool:
-        """Whether every address (what a host name resolved to) lies in an allowed network."""
-        found = [_address(a) for a in addresses]
-        return bool(found) and all(
-            a is not None and any(a in network for network in self.networks) for a in found
-        )
-
-    def needs_resolving(self, host: str) -> bool:
-        """Whether deciding on ``host`` takes resolving it: a name matched by no name entry, with
-        networks listed."""
-        return not self.allows_name(host) and bool(self.networks) and _address(host.strip("[]")) is None
-
-
-def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(text.split("%")[0])
-    except ValueError:
-        return None
 
 
 def new_secret() -> str:

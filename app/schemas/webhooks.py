@@ -7,11 +7,16 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from app.domain.webhooks import ALL_EVENT_TYPES, EventType, TargetRefused, check_target, secret_key
+from app.domain.webhook_targets import TargetRefused, check_target
+from app.domain.webhooks import ALL_EVENT_TYPES, EventType, secret_key
 
 MAX_URL_LENGTH = 2048
 CLUSTER_HELP = "The configured cluster whose deletion events the webhook receives"
-URL_HELP = "Where the events are POSTed: an http or https URL without credentials; redirects are not followed"
+URL_HELP = (
+    "Where the events are POSTed: an http or https URL without credentials, whitespace or control "
+    "characters, whose host the service may reach (never a loopback, private or link-local address unless "
+    "the operator opened its network); redirects are not followed"
+)
 EVENTS_HELP = "The event types it receives (default: all of them)"
 KEY_HELP = (
     "The HMAC-SHA256 signing secret, whsec_ and the base64 of 24 to 64 bytes (Standard Webhooks); "

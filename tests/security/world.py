@@ -169,7 +169,7 @@ def policy_body(name: str) -> dict[str, Any]:
 
 
 def webhook_body() -> dict[str, Any]:
-    return {"cluster": CLUSTER, "url": "http://127.0.0.1:9/matrix", "description": "authorization matrix"}
+    return {"cluster": CLUSTER, "url": "http://hooks.invalid/matrix", "description": "authorization matrix"}
 
 
 def binding(principal: str, **fields: str) -> dict[str, str]:

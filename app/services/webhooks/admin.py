@@ -2,8 +2,8 @@
 change or delete one, DESCRIBE on it to see one (a webhook the caller may not see is a 404). Every
 change is audited in its transaction, with the webhook as it stands after it (never its secret).
 
-Targets are set by admins only, and are checked against ``PURGE_WEBHOOKS_ALLOWED_HOSTS`` here and again
-at each delivery (``app.worker.webhooks``).
+Targets are set by admins only, and are checked against the target policy
+(``app.domain.webhook_targets``) here and again at each delivery (``app.worker.webhooks``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from app.audit import append_event, events
 from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.acl import Operation
-from app.domain.webhooks import new_secret, target_host
+from app.domain.webhook_targets import TargetRefused, parse_target
+from app.domain.webhooks import new_secret
 from app.errors import FieldError, NotFound, ValidationFailed
 from app.schemas.webhooks import WebhookCreate, WebhookRead, WebhookUpdate
 from app.services.runtime import Runtime
@@ -34,14 +35,14 @@ def _audited(webhook: Webhook) -> dict[str, Any]:
 
 
 def _check_host(runtime: Runtime, url: str) -> None:
-    """422 unless the allow-list admits the URL's host; a name that only resolving could admit (the list
-    has networks) is checked at each delivery instead."""
-    allowed, host = runtime.settings.webhooks.allow_list(), target_host(url)
-    if not allowed.allows_name(host) and not allowed.needs_resolving(host):
+    """422 unless the target policy admits the URL's host (a name is resolved and checked at each
+    delivery, not here)."""
+    try:
+        runtime.settings.webhooks.target_policy().check(parse_target(url))
+    except TargetRefused as exc:
         raise ValidationFailed(
-            "The URL's host is not in PURGE_WEBHOOKS_ALLOWED_HOSTS.",
-            errors=[FieldError("#/url", "host not allowed by PURGE_WEBHOOKS_ALLOWED_HOSTS")],
-        )
+            "The service may not send to this URL.", errors=[FieldError("#/url", str(exc))]
+        ) from None
 
 
 async def create_webhook(

@@ -242,7 +242,7 @@ async def test_a_large_protected_deletion_is_held_not_stored_early(desk: Desk) -
 
 async def test_webhooks_hear_each_step_of_an_approval(desk: Desk) -> None:
     await desk.rule(expires_after_seconds=1)
-    hook = {"cluster": "demo", "url": "http://127.0.0.1:9/hook"}
+    hook = {"cluster": "demo", "url": "http://hooks.invalid/hook"}
     webhook_id = (await desk.call("admin", "POST", "/v1/webhooks", 201, json=hook))["id"]
     approved = (await desk.request())["id"]
     rejected = (await desk.request(offsets=(1, 1)))["id"]

@@ -33,7 +33,7 @@ async def test_a_large_deletion_writes_accepted_then_succeeded(
     alice = {"Authorization": f"Bearer {await token('alice')}"}
     subscribed = {
         "cluster": "demo",
-        "url": "http://localhost:9/hook",
+        "url": "http://hooks.invalid/hook",
         "event_types": ["deletion.accepted", "deletion.succeeded"],
     }
     hooked = (await app_client.post("/v1/webhooks", json=subscribed, headers=alice)).json()["id"]

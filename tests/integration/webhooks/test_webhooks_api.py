@@ -37,7 +37,7 @@ def clusters() -> dict[str, ClusterSettings]:
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    allowed = WebhookSettings(allowed_hosts="localhost,*.example.com")
+    allowed = WebhookSettings(allowed_hosts="*.example.com")
     return settings.model_copy(update={"webhooks": allowed})
 
 
@@ -48,10 +48,10 @@ async def headers(token: Token) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("url", "why"),
     [
-        ("ftp://localhost/hook", "only http and https"),
+        ("ftp://hooks.example.com/hook", "only http and https"),
         ("file:///etc/passwd", "only http and https"),
         ("javascript:alert(1)", "only http and https"),
-        ("http://user:pw@localhost/hook", "credentials"),
+        ("http://user:pw@hooks.example.com/hook", "credentials"),
         ("http:///nohost", "needs a host"),
         ("https://hooks.example.org/x", "PURGE_WEBHOOKS_ALLOWED_HOSTS"),
         ("http://10.0.0.1/x", "PURGE_WEBHOOKS_ALLOWED_HOSTS"),
@@ -78,7 +78,7 @@ async def test_bad_secret_unknown_cluster_and_event_type(app_client: httpx.Async
         ({"cluster": "nowhere"}, "#/cluster"),
     ]
     for extra, pointer in bodies:
-        body = {"cluster": "demo", "url": "http://localhost:9/hook", **extra}
+        body = {"cluster": "demo", "url": "https://hooks.example.com/hook", **extra}
         response = await app_client.post("/v1/webhooks", json=body, headers=auth)
         assert response.status_code == 422, response.text
         assert pointer in [e["pointer"] for e in response.json()["errors"]], response.text
@@ -128,7 +128,7 @@ async def test_deliveries_are_listed_and_redelivered(
     app_client: httpx.AsyncClient, token: Token, settings: Settings
 ) -> None:
     auth = await headers(token)
-    body = {"cluster": "demo", "url": "http://localhost:9/hook"}
+    body = {"cluster": "demo", "url": "https://hooks.example.com/hook"}
     webhook_id = (await app_client.post("/v1/webhooks", json=body, headers=auth)).json()["id"]
     engine = create_engine(settings.database.url, pool_size=1)
     try:
@@ -165,7 +165,11 @@ async def test_a_cancel_that_ends_a_deletion_with_failures_is_an_event(
 ) -> None:
     """Cancelling the rest of a deletion one of whose partitions failed ends it partially_failed."""
     auth = await headers(token)
-    body = {"cluster": "demo", "url": "http://localhost:9/hook", "event_types": ["deletion.partially_failed"]}
+    body = {
+        "cluster": "demo",
+        "url": "https://hooks.example.com/hook",
+        "event_types": ["deletion.partially_failed"],
+    }
     webhook_id = (await app_client.post("/v1/webhooks", json=body, headers=auth)).json()["id"]
     deletion_id = await insert_deletion(sessionmaker, [Target("t", 0, 1), Target("t", 1, 1)])
     async with write_transaction(sessionmaker) as session:
