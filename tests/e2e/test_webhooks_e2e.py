@@ -4,17 +4,21 @@ The receiver (``helpers.webhook_receiver``) records every request and can answer
 back. Checked, on both databases: each deletion's ``accepted`` and ``succeeded`` CloudEvents arrive
 signed (the HMAC is recomputed here, as a receiver would); after receiver errors the same event (same
 ``webhook-id``, same body) is retried until delivered; after ``max_attempts`` failures it is dead, listed
-as such, and redelivered on request; and deliveries in flight when the service is killed with SIGKILL are
-delivered after the restart, once their leases ran out: no event is lost.
+as such, and redelivered on request; deliveries in flight when the service is killed with SIGKILL are
+delivered after the restart, once their leases ran out: no event is lost; and with loopback not opened,
+the receiver can neither be registered nor reached by a webhook stored earlier, and a stored URL the
+client cannot send to is dead-lettered like any failure, with nothing escaping into the log.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +36,10 @@ from helpers.service_processes import (
 from helpers.webhook_receiver import Receiver, verified
 from sqlalchemy import select
 
-from app.adapters.db.session import read_session
-from app.adapters.db.webhook_models import WebhookDelivery
+from app.adapters.db.session import read_session, write_transaction
+from app.adapters.db.webhook_models import Webhook, WebhookDelivery
+from app.domain.webhooks import new_secret
+from app.worker.webhooks import REFUSED
 
 pytestmark = pytest.mark.slow
 
@@ -45,6 +51,8 @@ WEBHOOKS = {
     "PURGE_WEBHOOKS_TIMEOUT_SECONDS": "8",
     "PURGE_WEBHOOKS_LEASE_SECONDS": "9",
     "PURGE_WEBHOOKS_POLL_INTERVAL_SECONDS": "0.1",
+    # The receiver listens on loopback, which webhooks may reach only once it is opened.
+    "PURGE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8",
 }
 Records = list[dict[str, Any]]
 
@@ -242,3 +250,60 @@ async def test_deliveries_in_flight_at_kill_9_are_delivered_after_restart(kind: 
 async def _all_delivered(db: Database, deletion_id: str) -> bool:
     rows = await delivery_rows(db, deletion_id)
     return len(rows) == 2 and {(r.status, r.attempts, r.fence) for r in rows} == {("delivered", 2, 2)}
+
+
+async def stored_webhook(db: Database, url: str) -> str:
+    """A webhook written as an earlier configuration or version would have let it be registered."""
+    now = datetime.now(UTC)
+    webhook = Webhook(
+        id=str(uuid.uuid4()),
+        cluster="demo",
+        url=url,
+        description="stored earlier",
+        event_types=["deletion.accepted"],
+        secret=new_secret(),
+        enabled=True,
+        created_by="User:admin",
+        created_at=now,
+        updated_at=now,
+    )
+    async with write_transaction(db.sessionmaker) as session:
+        session.add(webhook)
+    return webhook.id
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+async def test_loopback_is_closed_unless_opened(kind: str, tmp_path: Path) -> None:
+    with receiver_process(tmp_path) as receiver:
+        async with deployment(kind, tmp_path) as (env, db):
+            service = start_service({**env, "PURGE_WEBHOOKS_ALLOWED_NETWORKS": ""}, tmp_path)
+            try:
+                async with api(service) as client:
+                    body = {"cluster": "demo", "url": f"{receiver.url}/hook"}
+                    refused = await client.post("/v1/webhooks", json=body)
+                    assert refused.status_code == 422, refused.text
+                    assert [e["pointer"] for e in refused.json()["errors"]] == ["#/url"]
+                    port = receiver.url.rsplit(":", 1)[1]
+                    stored = {
+                        await stored_webhook(db, f"http://localhost:{port}/hook"),
+                        await stored_webhook(db, f"http://0x7f000001:{port}/hook"),
+                        await stored_webhook(db, "http://127.0.0.2\t.hooks.internal/"),
+                    }
+                    deletion_id = await delete(client, 0, 1)
+
+                    async def all_dead() -> list[WebhookDelivery]:
+                        rows = await delivery_rows(db, deletion_id)
+                        return rows if len(rows) == 3 and all(r.status == "dead" for r in rows) else []
+
+                    rows = await eventually(all_dead)
+                    assert {r.webhook_id for r in rows} == stored
+                    assert {(r.attempts, r.last_status_code, r.last_error) for r in rows} == {
+                        (3, None, REFUSED)
+                    }
+                    assert receiver.requests() == []
+            finally:
+                service.process.kill()
+            log = "".join(service.process.lines)
+            assert "Task exception was never retrieved" not in log
+            assert "Traceback" not in log
