@@ -30,7 +30,7 @@ import socket
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import idna
 
@@ -39,6 +39,7 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 LOOPBACK = (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
+_URL_SAFE = "!$%&'()*+,/:;=?@[]~"
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?")
 # Address space that is not a public receiver (IANA's IPv4 and IPv6 special-purpose registries, and
 # multicast). ``ipaddress``'s own flags are consulted as well; this list does not depend on their
@@ -125,7 +126,8 @@ def parse_target(url: str) -> Target:
     if port == 0:
         raise TargetRefused("the URL's port must not be 0")
     host, address = normal_host(parts.hostname)
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # Percent-encoded as the HTTP client would: the request line carries ASCII only.
+    path = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_URL_SAFE)
     return Target(parts.scheme, host, address, port or DEFAULT_PORTS[parts.scheme], path)
 
 

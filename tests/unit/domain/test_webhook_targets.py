@@ -156,6 +156,7 @@ def test_the_target_as_it_is_called() -> None:
         "/purge?team=orders",
         "hooks.example.com",
     )
+    assert parse_target('https://hooks.example.com/b\u00fcro?q=a"b').path == "/b%C3%BCro?q=a%22b"
     assert parse_target("http://[::FFFF:8.8.8.8]:8080").authority == "8.8.8.8:8080"
     assert parse_target("http://[2606:4700::1]:8080").authority == "[2606:4700::1]:8080"
 
