@@ -1,4 +1,7 @@
-"""The development token issuer: an RS256 key generated at start, and tokens for configured clients."""
+"""The development token issuer: an RS256 key generated at start, and tokens for configured clients.
+
+The key lives in this process only (never stored): its tokens are valid on this process until it exits,
+not on another instance or after a restart. Shared tokens need an OIDC provider."""
 
 from __future__ import annotations
 

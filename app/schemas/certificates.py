@@ -18,7 +18,10 @@ class CertificatePartition(BaseModel):
     leader_log_start_offset: int | None = Field(
         description="The leader's log start offset DeleteRecords v3 answered (null from older brokers)"
     )
-    error_code: str | None = Field(description="The Kafka error that failed it, or null")
+    error_code: str | None = Field(
+        description="The Kafka error that failed it, or null; on a succeeded partition, the error the broker "
+        "answered beside a low watermark that already covered the offset (REQUEST_TIMED_OUT), if any"
+    )
 
 
 class CertificateApprover(BaseModel):

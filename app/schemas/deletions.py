@@ -157,8 +157,10 @@ class PartitionRead(BaseModel):
         "answer v0-2)"
     )
     error_code: str | None = Field(
-        description="Kafka's error name for the last answer (NONE once deleted), or the service's own "
-        "(AUTHORIZATION_REVOKED, NETWORK_EXCEPTION); null before an answer"
+        description="Kafka's error name for the last answer, or the service's own (AUTHORIZATION_REVOKED, "
+        "NETWORK_EXCEPTION); null before an answer and when the last answer was NONE. A succeeded partition "
+        "may carry the broker's error (REQUEST_TIMED_OUT) when the low watermark it answered already "
+        "covered the offset: the records are deleted all the same"
     )
     error_message: str | None = Field(description="What the error means for this partition, if any")
     attempts: int = Field(description="DeleteRecords requests sent for this partition so far")

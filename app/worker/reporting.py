@@ -66,7 +66,8 @@ class GroupReport:
 
 
 def _warn(deletion_id: str, error: str, status: str, partitions: list[str]) -> None:
-    then = "failed" if status == PartitionStatus.FAILED.value else f"{status}, retried"
+    ended = (PartitionStatus.FAILED.value, PartitionStatus.SUCCEEDED.value)
+    then = status if status in ended else f"{status}, retried"
     listed = ", ".join(partitions[:LISTED])
     more = f" and {len(partitions) - LISTED} more" if len(partitions) > LISTED else ""
     log.warning(

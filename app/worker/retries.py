@@ -1,6 +1,8 @@
 """What a partition's DeleteRecords outcome means for its row: the executor's rules, without I/O.
 
-- NONE with ``LowWatermark >= offset`` (every alive replica truncated): succeeded.
+- ``LowWatermark >= offset`` (every alive replica truncated): succeeded, whatever the error code. An
+  error beside it (a REQUEST_TIMED_OUT whose low watermark covers the offset) is kept on the row: the
+  records are gone, and the row still says what the broker answered.
 - NONE with ``leader_only`` and ``LeaderLogStartOffset >= offset``: succeeded, as the LeaderOnly KIP defines.
 - NONE below the offset, or the broker's REQUEST_TIMED_OUT: leader_truncated. The broker only parks a
   DeleteRecords in its purgatory (and so only times out) after the leader raised its log start offset
@@ -70,8 +72,8 @@ def decide(
     """The row's next state after ``outcome`` (observed at ``now``)."""
     offset = claim.resolved_offset
     lw, llso = outcome.low_watermark, outcome.leader_log_start_offset
-    if outcome.ok and (lw >= offset or (claim.leader_only and llso >= offset)):
-        return _update(claim, PartitionStatus.SUCCEEDED, outcome, now, error=None, message=None)
+    if lw >= offset or (outcome.ok and claim.leader_only and llso >= offset):
+        return _succeeded(claim, outcome, now)
     if outcome.ok or _broker_timed_out_after_truncating(outcome, offset):
         return _leader_truncated(claim, outcome, now, policy)
     if not classify(outcome.error).retriable:
@@ -118,6 +120,16 @@ def _leader_truncated(
         error=None,
         message=message,
     )
+
+
+def _succeeded(claim: Claim, outcome: PartitionOutcome, now: datetime) -> PartitionUpdate:
+    if outcome.ok:
+        return _update(claim, PartitionStatus.SUCCEEDED, outcome, now, error=None, message=None)
+    message = (
+        f"The broker answered {outcome.error}, but its low watermark {outcome.low_watermark} already "
+        f"covers offset {claim.resolved_offset}: the records are deleted on every alive replica."
+    )
+    return _update(claim, PartitionStatus.SUCCEEDED, outcome, now, error=outcome.error, message=message)
 
 
 def _failed(

@@ -178,6 +178,7 @@ class ClusterState:
             partition.become_leader(alive[0])
         else:
             partition.go_offline()
+        self.purgatory.leader_moved(partition)
         partition.notify_change()
         self.replicator.mark(partition)
 
@@ -283,6 +284,7 @@ class ClusterState:
         if high_watermark is not None:
             log.high_watermark = max(log.log_start_offset, min(high_watermark, log.high_watermark))
         partition.become_leader(broker)
+        self.purgatory.leader_moved(partition)
         if catch_up_ms > 0:
             partition.hold_until = time.monotonic() + catch_up_ms / 1000
             self.replicator.mark_later(partition, catch_up_ms / 1000 + 0.001)

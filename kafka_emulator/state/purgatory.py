@@ -1,10 +1,12 @@
 """DeleteRecords purgatory: requests waiting for the low watermark to reach the requested offsets.
 
-Mirrors Kafka's DelayedDeleteRecords: pending partitions start as REQUEST_TIMED_OUT with the low
-watermark computed at local-delete time; a trigger (follower report raising the low watermark or the
-high watermark) re-checks them; on expiry the current statuses are the answer. Triggers are evaluated
-only for waiters that were accepted by the partition's current leader: a broker that lost leadership
-no longer gets triggers for that partition, so its waiters expire, as in Kafka.
+Mirrors Kafka's DelayedDeleteRecords as DelayedOperationPurgatory.tryCompleteElseWatch and
+checkAndComplete run it: pending partitions start as REQUEST_TIMED_OUT with the low watermark computed at
+local-delete time; every one is checked when the request is parked (a partition already at or past its
+offset answers NONE at once), and the request as a whole on every trigger of one of its partitions (a
+follower report raising the low watermark or the high watermark); on expiry the current statuses are the
+answer. A broker that lost leadership of a partition gets no more triggers for it; a check that runs for
+another partition of the request answers it NOT_LEADER_OR_FOLLOWER, as Kafka's tryComplete does.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class PartitionOutcome:
 class DeleteWaiter:
     broker: int
     pending: dict[Partition, PartitionOutcome]
+    # Pending partitions whose leader moved since the last check: the next check settles them.
+    moved: set[Partition] = field(default_factory=set)
     future: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     timer: asyncio.TimerHandle | None = None
 
@@ -42,9 +46,11 @@ class DeletePurgatory:
     async def wait(self, waiter: DeleteWaiter, timeout_ms: int) -> None:
         """Park ``waiter`` until every pending partition completes or ``timeout_ms`` passes.
 
-        Callers enter right after the local delete without yielding to the loop, so nothing changed
-        since the low watermarks were computed: Kafka's first tryComplete would find the same values.
+        Every partition is checked before parking, as tryCompleteElseWatch's first tryComplete does: a
+        request whose partitions all reached their offsets answers at once, whatever ``timeout_ms``.
         """
+        for partition in list(waiter.pending):
+            self._settle(waiter, partition)
         if not waiter.pending or timeout_ms <= 0:
             self._finish(waiter)
             return
@@ -54,22 +60,45 @@ class DeletePurgatory:
         await waiter.future
 
     def check(self, partition: Partition) -> None:
-        """A trigger on ``partition`` at its leader: complete what can be completed."""
-        waiters = self._watchers.get(partition)
-        if not waiters:
-            return
-        low_watermark = partition.low_watermark()
-        for waiter in list(waiters):
+        """A trigger on ``partition``: check every request watching it at its leader, whole.
+
+        A pending partition's answer changes only with its low watermark, which calls ``check`` for that
+        partition, or with its leader, which ``leader_moved`` records. So settling ``partition`` plus the
+        partitions whose leader moved gives what Kafka's whole-request tryComplete gives, at a cost that
+        does not grow with the request.
+        """
+        for waiter in list(self._watchers.get(partition, ())):
             if waiter.broker != partition.leader:
                 continue
-            outcome = waiter.pending.get(partition)
-            if outcome is not None and low_watermark >= outcome.requested_offset:
-                outcome.error = ErrorCode.NONE
-                outcome.low_watermark = low_watermark
-                del waiter.pending[partition]
-                self._unwatch(waiter, partition)
-                if not waiter.pending:
-                    self._finish(waiter)
+            self._settle(waiter, partition)
+            for moved in waiter.moved:
+                self._settle(waiter, moved)
+            waiter.moved.clear()
+            if not waiter.pending:
+                self._finish(waiter)
+
+    def leader_moved(self, partition: Partition) -> None:
+        """``partition`` has a new leader (or none): no trigger reaches its old leader's waiters any more,
+        but their next check answers it NOT_LEADER_OR_FOLLOWER."""
+        for waiter in self._watchers.get(partition, ()):
+            if waiter.broker != partition.leader:
+                waiter.moved.add(partition)
+
+    def _settle(self, waiter: DeleteWaiter, partition: Partition) -> None:
+        """DelayedDeleteRecords.tryComplete for one partition: NONE once the low watermark covers the
+        offset, NOT_LEADER_OR_FOLLOWER once ``waiter``'s broker no longer leads it, else still pending."""
+        outcome = waiter.pending.get(partition)
+        if outcome is None:
+            return
+        if partition.leader != waiter.broker:
+            outcome.error, outcome.low_watermark = ErrorCode.NOT_LEADER_OR_FOLLOWER, -1
+        else:
+            low_watermark = partition.low_watermark()
+            if low_watermark < outcome.requested_offset:
+                return
+            outcome.error, outcome.low_watermark = ErrorCode.NONE, low_watermark
+        del waiter.pending[partition]
+        self._unwatch(waiter, partition)
 
     def fail_partition(self, partition: Partition, error: ErrorCode) -> None:
         """The partition vanished (topic deleted): pending waiters learn it at once."""

@@ -140,3 +140,30 @@ async def test_broker_limited_to_v2_advertises_it(cluster: EmulatedCluster) -> N
         assert versions == {1: (0, 3), 2: (0, 2)}
     finally:
         await client.close()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+async def test_partition_already_past_its_offset_does_not_hold_a_waiting_one(
+    cluster: EmulatedCluster, client: AIOKafkaClient, version: int
+) -> None:
+    """kafka-semantics.md §1.2 step 6: DelayedDeleteRecords is checked whole when parked and on every
+    trigger. A partition whose log start offset is already past its offset answers NONE, and the request
+    answers once the other partition's followers fetched, long before TimeoutMs: a request held to its
+    timeout would answer the waiting partition REQUEST_TIMED_OUT."""
+    cluster.create_topic("mixed", 4, 3)
+    leaders = {p: cluster.model.leader_of("mixed", p) for p in range(4)}
+    done, waiting = next((a, b) for a in range(4) for b in range(a + 1, 4) if leaders[a] == leaders[b])
+    for partition in (done, waiting):
+        await produce(cluster, "mixed", partition, 60)
+    leader = leaders[done]
+    assert (await delete_records(client, leader, [("mixed", done, 50)], 2))[("mixed", done)] == (0, 50)
+    await until(lambda: set(lsos(cluster, "mixed", done).values()) == {50})
+
+    offsets = [("mixed", done, 10), ("mixed", waiting, 50)]
+    result = await delete_records(client, leader, offsets, version, timeout_ms=30_000)
+
+    assert {key: answer[:2] for key, answer in result.items()} == {
+        ("mixed", done): (0, 50),
+        ("mixed", waiting): (0, 50),
+    }
+    assert set(lsos(cluster, "mixed", waiting).values()) == {50}

@@ -263,3 +263,25 @@ async def test_timeout_zero_while_waiting_answers_request_timed_out(state: Clust
     result = await delete(state, leader, [("t", 0, 3)], timeout_ms=0)
     assert result[("t", 0)][0] == ErrorCode.REQUEST_TIMED_OUT
     assert replica_lsos(state, "t", 0)[leader] == 3
+
+
+async def test_a_trigger_checks_the_whole_request(state: ClusterState) -> None:
+    """A partition whose leader moved away gets no trigger at its old leader, but a trigger on another
+    partition of the same request answers it NOT_LEADER_OR_FOLLOWER, as Kafka's tryComplete does."""
+    state.create_topic("t", 4, 3)
+    leaders = {p: state.leader_of("t", p) for p in range(4)}
+    moving, waiting = next((a, b) for a in range(4) for b in range(a + 1, 4) if leaders[a] == leaders[b])
+    old = leaders[moving]
+    for partition in (moving, waiting):
+        await produce(state, "t", partition, 10)
+    paused = next(b for b in (1, 2, 3) if b != old)
+    for partition in (moving, waiting):
+        state.pause_follower("t", partition, paused)
+    offsets = [("t", moving, 5), ("t", waiting, 5)]
+    pending = asyncio.create_task(delete(state, old, offsets, timeout_ms=20_000))
+    await until(lambda: replica_lsos(state, "t", waiting)[old] == 5)
+    state.move_leader("t", moving, next(b for b in (1, 2, 3) if b not in (old, paused)))
+    state.resume_follower("t", waiting, paused)
+    result = await pending
+    assert result[("t", moving)][:2] == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
+    assert result[("t", waiting)][:2] == (0, 5)

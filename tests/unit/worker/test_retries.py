@@ -46,6 +46,21 @@ def test_a_brokers_timeout_means_the_leader_truncated() -> None:
     assert run(PartitionOutcome("REQUEST_TIMED_OUT", -1, -1))[:2] == ("in_progress", "REQUEST_TIMED_OUT")
 
 
+def test_a_low_watermark_covering_the_offset_is_success_whatever_the_error() -> None:
+    # The broker's purgatory timed out, but the low watermark it answered already covers offset 100.
+    answer = PartitionOutcome("REQUEST_TIMED_OUT", 182, -1)
+    for sent in (CLAIM, CLAIM._replace(status=PartitionStatus.LEADER_TRUNCATED, attempts=4)):
+        for now in (NOW, sent.deadline_at):
+            update = decide(sent, answer, now, POLICY, random.Random())
+            assert (update.status, update.error_code, update.low_watermark) == (
+                PartitionStatus.SUCCEEDED,
+                "REQUEST_TIMED_OUT",
+                182,
+            )
+            assert "low watermark 182 already covers offset 100" in (update.error_message or "")
+    assert run(PartitionOutcome("REQUEST_TIMED_OUT", 100, 100))[:2] == ("succeeded", "REQUEST_TIMED_OUT")
+
+
 def test_confirmations_fail_at_the_deadline_saying_what_happened() -> None:
     truncated = CLAIM._replace(status=PartitionStatus.LEADER_TRUNCATED, attempts=5)
     update = decide(
