@@ -15,6 +15,7 @@ PrincipalText = Field(
     json_schema_extra={"pattern": "^[^:]+:.+$"},
 )
 
+
 def _literal_or_prefixed(schema: dict[str, Any]) -> None:
     """A binding's pattern type in the document: ANY and MATCH are for filters only."""
     schema.pop("$ref", None)

@@ -62,7 +62,9 @@ class TopicSelection(BaseModel):
 
 # What ``ConnectChoice._someone`` checks: 1 to 1000 connector names, or "all_sinks".
 _SOME_CONNECTORS: dict[str, Any] = {
-    "properties": {"connectors": {"anyOf": [{"type": "string"}, {"minItems": 1, "maxItems": 1000}]}}
+    "allOf": [
+        {"properties": {"connectors": {"anyOf": [{"type": "string"}, {"minItems": 1, "maxItems": 1000}]}}}
+    ]
 }
 
 
