@@ -1,4 +1,5 @@
-"""The OpenAPI document's post-processing: error responses filed under application/problem+json."""
+"""The OpenAPI document's post-processing: error responses filed under application/problem+json, and
+what the service refuses in requests beyond what the models write (``app.api.openapi_constraints``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from app.api.openapi_constraints import describe_constraints
 from app.api.problems import PROBLEM_MEDIA_TYPE
 
 JSON_MEDIA_TYPE = "application/json"
@@ -31,7 +33,7 @@ def install_openapi(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if getattr(app.state, "openapi_done", False) and app.openapi_schema is not None:
             return app.openapi_schema
-        schema = file_problems_as_problem_json(build())
+        schema = describe_constraints(file_problems_as_problem_json(build()))
         app.openapi_schema = schema
         app.state.openapi_done = True
         return schema

@@ -9,6 +9,7 @@ the ``request_id`` member correlates them with the server log.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import MutableMapping
 from http import HTTPStatus
 from typing import Any
@@ -24,6 +25,8 @@ from app.errors import FieldError, PurgeError, ValidationFailed, type_url
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 MAX_ERRORS = 50
 RETRY_AFTER_SECONDS = "5"
+_PARAMETER = re.compile(r"\{[^}/]+\}")
+_METHODS = {"GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"}
 
 log = logging.getLogger("app.api")
 
@@ -142,14 +145,28 @@ async def handle_http_exception(request: Request, exc: Exception) -> JSONRespons
     slug = phrase.lower().replace(" ", "-")
     # One title per type (RFC 9457 §3.1.3): Starlette's 404 reads like the service's own.
     known = PROBLEM_TYPES.get(slug)
+    headers = dict(exc.headers) if exc.headers else {}
+    if exc.status_code == 405 and (allow := documented_methods(request)) is not None:
+        headers["Allow"] = allow
     return problem_response(
         request,
         status=exc.status_code,
         slug=slug,
         title=known.title if known is not None else phrase,
         detail=detail,
-        headers=dict(exc.headers) if exc.headers else None,
+        headers=headers,
     )
+
+
+def documented_methods(request: Request) -> str | None:
+    """A 405's ``Allow`` (RFC 9110 §15.5.6): the methods the OpenAPI document lists for the request's path,
+    all of them (Starlette names only those of the first route matching the path, and this API serves a
+    path with one route per method); None for a path the document does not describe."""
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        shape = "[^/]+".join(re.escape(piece) for piece in _PARAMETER.split(template))
+        if re.fullmatch(shape, request.url.path):
+            return ", ".join(sorted(method.upper() for method in operations if method.upper() in _METHODS))
+    return None
 
 
 async def handle_unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.acl import AclBinding, Operation, PatternType, Permission, ResourceType
 
 PrincipalText = Field(
-    min_length=3, max_length=512, description="Type:Name, e.g. User:alice, Group:payments; User:* is everyone"
+    min_length=3,
+    max_length=512,
+    description="Type:Name, e.g. User:alice, Group:payments; User:* is everyone",
+    json_schema_extra={"pattern": "^[^:]+:.+$"},
 )
+
+
+def _literal_or_prefixed(schema: dict[str, Any]) -> None:
+    """A binding's pattern type in the document: ANY and MATCH are for filters only."""
+    schema.pop("$ref", None)
+    schema.update(type="string", enum=[PatternType.LITERAL.value, PatternType.PREFIXED.value])
+
 
 OPERATION_HELP = "Kafka's operation: DELETE (purge records), DESCRIBE, READ, ALTER, ALL, ..."
 PERMISSION_HELP = "ALLOW or DENY; a DENY beats every ALLOW"
@@ -33,7 +43,11 @@ class AclCreate(BaseModel):
         max_length=512,
         description="A topic or group name, * (LITERAL only: every name), or kafka-cluster for CLUSTER",
     )
-    pattern_type: PatternType = Field(default=PatternType.LITERAL, description="LITERAL or PREFIXED")
+    pattern_type: PatternType = Field(
+        default=PatternType.LITERAL,
+        description="LITERAL or PREFIXED",
+        json_schema_extra=_literal_or_prefixed,
+    )
 
     def binding(self) -> AclBinding:
         return AclBinding(

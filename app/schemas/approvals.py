@@ -12,6 +12,7 @@ from app.domain.approvals import MAX_REQUIRED, MIN_REQUIRED, ApprovalStatus, Dec
 from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
 from app.schemas.consumers import NAME_PATTERN
 from app.schemas.deletions import TopicName
+from app.schemas.selection import exactly_one
 
 RuleName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NAME_PATTERN)]
 ApproverName = Annotated[
@@ -33,7 +34,9 @@ UNCHANGED = "Omit to keep it. "
 class RuleTopics(BaseModel):
     """Exactly one of ``prefix``, ``regex`` (RE2 syntax, full match) or ``names``, as a retention policy's."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(
+        strict=True, extra="forbid", json_schema_extra=exactly_one("prefix", "regex", "names")
+    )
 
     prefix: Annotated[str, StringConstraints(min_length=1, max_length=249, pattern=NAME_PATTERN)] | None = (
         Field(default=None, description="Every topic whose name starts with this, now and in the future")

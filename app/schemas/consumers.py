@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -26,11 +27,24 @@ def _group_name(group: str) -> str:
     return group
 
 
-GroupName = Annotated[str, StringConstraints(min_length=1, max_length=255), AfterValidator(_group_name)]
+GroupName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=255),
+    AfterValidator(_group_name),
+    Field(json_schema_extra={"not": {"pattern": f"^{re.escape(SPARK_GROUP_PREFIX)}"}}),
+]
+
+# What ``_checkpoint_for_spark`` checks: a checkpoint location belongs to a Spark consumer.
+_SPARK_ONLY_CHECKPOINT: dict[str, Any] = {
+    "not": {
+        "required": ["kind", "checkpoint_location"],
+        "properties": {"kind": {"const": "kafka_group"}, "checkpoint_location": {"type": "string"}},
+    }
+}
 
 
 class ConsumerCreate(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=_SPARK_ONLY_CHECKPOINT)
 
     name: ConsumerName = Field(
         description="The consumer's name: the Kafka consumer group id, or the Spark query's name (a GROUP "

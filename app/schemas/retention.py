@@ -10,8 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
 from app.schemas.consumers import NAME_PATTERN, ConsumerName, GroupName
 from app.schemas.deletions import INT64_MAX, TopicName
+from app.schemas.selection import at_most_one, exactly_one, given
 
 PolicyName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NAME_PATTERN)]
+_SELECTORS = ("prefix", "regex", "names")
+_SELECTION: dict[str, Any] = {
+    "anyOf": [
+        exactly_one(*_SELECTORS),
+        {"allOf": [given("read_by_connectors"), at_most_one(*_SELECTORS)]},
+    ]
+}
 
 
 class TopicSelection(BaseModel):
@@ -22,7 +30,7 @@ class TopicSelection(BaseModel):
     The regex is compiled here (RE2 is linear-time, so compiling it costs little); it is first matched
     against topics after the caller was authenticated."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=_SELECTION)
 
     prefix: Annotated[str, StringConstraints(min_length=1, max_length=249, pattern=NAME_PATTERN)] | None = (
         Field(default=None, description="Every topic whose name starts with this, now and in the future")
@@ -52,11 +60,19 @@ class TopicSelection(BaseModel):
         return self
 
 
+# What ``ConnectChoice._someone`` checks: 1 to 1000 connector names, or "all_sinks".
+_SOME_CONNECTORS: dict[str, Any] = {
+    "allOf": [
+        {"properties": {"connectors": {"anyOf": [{"type": "string"}, {"minItems": 1, "maxItems": 1000}]}}}
+    ]
+}
+
+
 class ConnectChoice(BaseModel):
     """Sink connectors of a Kafka Connect cluster (``PURGE_CONNECT``) whose consumer groups bound
     deletion; ``all_sinks``: every sink connector the Connect cluster runs at each sweep."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=_SOME_CONNECTORS)
 
     cluster: ConsumerName = Field(description="The Connect cluster, as named in PURGE_CONNECT")
     connectors: list[ConsumerName] | Literal["all_sinks"] = Field(
@@ -72,8 +88,20 @@ class ConnectChoice(BaseModel):
         return self
 
 
+def _non_empty(field: str) -> dict[str, Any]:
+    return {"required": [field], "properties": {field: {"minItems": 1}}}
+
+
+_ALL_GROUPS = {"required": ["all_groups"], "properties": {"all_groups": {"const": True}}}
+# At least one of them, and no groups beside all_groups (what ``_someone`` checks).
+_SOMEONE: dict[str, Any] = {
+    "anyOf": [_non_empty("groups"), _ALL_GROUPS, _non_empty("spark"), given("connect")],
+    "not": {"allOf": [_ALL_GROUPS, _non_empty("groups")]},
+}
+
+
 class ConsumerChoice(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=_SOMEONE)
 
     groups: list[GroupName] = Field(
         default_factory=list,

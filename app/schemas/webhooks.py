@@ -37,10 +37,26 @@ def _secret(secret: str) -> str:
     return secret
 
 
+# What ``check_target`` takes, as far as a pattern says it: http(s), a host without credentials, a port
+# other than 0, no fragment, no blank or control character.
+URL_SHAPE = "^https?://[A-Za-z0-9.-]+(:[1-9][0-9]{0,3})?([/?][^\\s#\\u0000-\\u001f\\u007f-\\u009f]*)?$"
 TargetUrl = Annotated[
-    str, StringConstraints(min_length=1, max_length=MAX_URL_LENGTH), AfterValidator(_target)
+    str,
+    StringConstraints(min_length=1, max_length=MAX_URL_LENGTH),
+    AfterValidator(_target),
+    Field(json_schema_extra={"pattern": URL_SHAPE}),
 ]
-Secret = Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(_secret)]
+# What ``secret_key`` takes: whsec_ and the base64 of 24 to 64 bytes.
+_B64 = "[A-Za-z0-9+/]"
+_UP_TO_63 = f"(?:{_B64}{{4}}){{8,20}}(?:{_B64}{{2}}==|{_B64}{{3}}=|{_B64}{{4}})?"
+_63_OR_64 = f"(?:{_B64}{{4}}){{21}}(?:{_B64}{{2}}==)?"
+SECRET_SHAPE = f"^whsec_({_UP_TO_63}|{_63_OR_64})$"
+Secret = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200),
+    AfterValidator(_secret),
+    Field(json_schema_extra={"pattern": SECRET_SHAPE}),
+]
 Description = Annotated[str, StringConstraints(max_length=255)]
 # An event type's name, as JSON gives it (the model is strict otherwise).
 EventName = Annotated[EventType, Field(strict=False)]

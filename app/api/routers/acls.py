@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import enum
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Query
 
@@ -26,7 +27,18 @@ from app.services import acls
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/acls", tags=["acls"], route_class=StrictJsonRoute)
 
+PRINCIPAL_SHAPE: dict[str, Any] = {"pattern": "^[^:]+:.+$"}  # Kafka principal Type:Name (not ANY)
 FILTER_HELP = "Omit (or ANY) to match any value"
+E = TypeVar("E", bound=enum.StrEnum)
+
+
+def _choices(kind: type[E]) -> dict[str, Any]:
+    """A filter's values for the document: the names and ANY (the service also takes them in any case and
+    with surrounding blanks, as Kafka's ``fromString``)."""
+    names = [member.name for member in kind]
+    return {"enum": [*names, "ANY"] if "ANY" not in names else names}
+
+
 PATTERN_HELP = (
     "LITERAL or PREFIXED: bindings of that type; ANY (default): both; MATCH: every binding that applies "
     "to resource_name taken as a literal name (LITERAL equal, LITERAL *, PREFIXED prefixes)"
@@ -34,13 +46,24 @@ PATTERN_HELP = (
 
 
 def _filter(
-    principal: Annotated[str | None, Query(min_length=3, max_length=512, description=FILTER_HELP)] = None,
+    principal: Annotated[
+        str | None,
+        Query(min_length=3, max_length=512, description=FILTER_HELP, json_schema_extra=PRINCIPAL_SHAPE),
+    ] = None,
     host: Annotated[str | None, Query(min_length=1, max_length=64, description=FILTER_HELP)] = None,
-    operation: Annotated[str | None, Query(max_length=32, description=FILTER_HELP)] = None,
-    permission_type: Annotated[str | None, Query(max_length=8, description=FILTER_HELP)] = None,
-    resource_type: Annotated[str | None, Query(max_length=16, description=FILTER_HELP)] = None,
+    operation: Annotated[
+        str | None, Query(max_length=32, description=FILTER_HELP, json_schema_extra=_choices(Operation))
+    ] = None,
+    permission_type: Annotated[
+        str | None, Query(max_length=8, description=FILTER_HELP, json_schema_extra=_choices(Permission))
+    ] = None,
+    resource_type: Annotated[
+        str | None, Query(max_length=16, description=FILTER_HELP, json_schema_extra=_choices(ResourceType))
+    ] = None,
     resource_name: Annotated[str | None, Query(min_length=1, max_length=512, description=FILTER_HELP)] = None,
-    pattern_type: Annotated[str | None, Query(max_length=16, description=PATTERN_HELP)] = None,
+    pattern_type: Annotated[
+        str | None, Query(max_length=16, description=PATTERN_HELP, json_schema_extra=_choices(PatternType))
+    ] = None,
 ) -> AclFilter:
     """Kafka's AclBindingFilter from the query; names are case-insensitive, as in Kafka's fromString."""
     return AclFilter(

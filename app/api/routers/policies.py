@@ -15,7 +15,7 @@ from app.api.response_examples import POLICY_CREATED_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.api.views import page_limit
 from app.auth import PrincipalDep
-from app.schemas.common import problem_responses
+from app.schemas.common import PageLimit, problem_responses
 from app.schemas.retention import (
     PolicyCreate,
     PolicyPage,
@@ -130,9 +130,7 @@ async def list_policy_runs(
     cursor: Annotated[
         str | None, Query(max_length=512, description="The next_cursor of the previous page")
     ] = None,
-    limit: Annotated[
-        int | None, Query(ge=1, description="Page size (default and maximum from settings)")
-    ] = None,
+    limit: PageLimit = None,
 ) -> PolicyRunPage:
     """The policy's sweeps, newest first: what was planned, what was skipped and why, the deletion made.
     Visible to whoever may see the policy."""

@@ -14,7 +14,7 @@ from app.api.response_examples import WEBHOOK_CREATED_EXAMPLE
 from app.api.strict_json import StrictJsonRoute
 from app.api.views import page_limit
 from app.auth import PrincipalDep
-from app.schemas.common import problem_responses
+from app.schemas.common import PageLimit, problem_responses
 from app.schemas.webhooks import (
     DeliveryPage,
     DeliveryRead,
@@ -118,9 +118,7 @@ async def list_deliveries(
     cursor: Annotated[
         str | None, Query(max_length=512, description="The next_cursor of the previous page")
     ] = None,
-    limit: Annotated[
-        int | None, Query(ge=1, description="Page size (default and maximum from settings)")
-    ] = None,
+    limit: PageLimit = None,
 ) -> DeliveryPage:
     """The webhook's deliveries, newest first: pending, delivered or dead (needs DESCRIBE on its CLUSTER)."""
     size = page_limit(runtime, limit)
