@@ -48,6 +48,7 @@ from app.api.routers import (
 )
 from app.domain.ports import KafkaGateway
 from app.schemas.common import problem_responses
+from app.services.approvals.memberships import Memberships
 from app.services.authorization import Authorization
 from app.settings import Settings, get_settings
 from app.worker.lifecycle import open_runtime
@@ -102,6 +103,8 @@ def create_app(
                 )
             )
             app.state.runtime = opened.runtime
+            # Requesters' groups as their tokens report them, for four-eyes approval's decisions.
+            app.state.auth.memberships = Memberships(opened.runtime.sessionmaker)
             app.state.scheduler = opened.workers.scheduler
             yield
 

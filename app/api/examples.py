@@ -219,12 +219,16 @@ APPROVAL_RULE_EXAMPLES: dict[str, Examples] = {
             "approvers": ["Group:privacy-officers", "User:approver"],
             "required_approvals": 2,
             "expires_after_seconds": 86400,
-            "applies_to_retention": True,
+            "exemptions": [],
         },
     }
 }
 APPROVAL_RULE_UPDATE_EXAMPLES: dict[str, Examples] = {
     "wait": {"summary": "Let requests wait three days", "value": {"expires_after_seconds": 259200}},
+    "exempt-retention": {
+        "summary": "Let retention policies over its topics run without approval (audited)",
+        "value": {"exemptions": ["retention"]},
+    },
 }
 APPROVAL_EXAMPLES: dict[str, Examples] = {
     "approve": {"summary": "Approve", "value": {"decision": "approve", "comment": "checked the ticket"}},

@@ -133,6 +133,11 @@ def approval_rule_updated(actor: Actor, cluster: str, rule: Mapping[str, Any]) -
     return _event("approval_rule.updated", actor, cluster, rule)
 
 
+def approval_rule_exempted(actor: Actor, cluster: str, details: Mapping[str, Any]) -> NewEvent:
+    """An administrator exempted a rule from ways of deleting (``exemptions``): those run unapproved."""
+    return _event("approval_rule.exempted", actor, cluster, details)
+
+
 def approval_rule_deleted(actor: Actor, cluster: str, rule: Mapping[str, Any]) -> NewEvent:
     return _event("approval_rule.deleted", actor, cluster, rule)
 

@@ -44,18 +44,17 @@ def principal_from_claims(claims: dict[str, Any], settings: Settings, host: str)
     if not isinstance(user, str) or not user:
         raise invalid_token("The token does not name a principal")
     groups: tuple[str, ...] = ()
-    if settings.auth.groups_claim:
-        raw = claims.get(settings.auth.groups_claim)
-        if raw is not None:
-            # Anything but a list of names is refused: a group silently dropped could be one a DENY names.
-            if not isinstance(raw, list) or not all(isinstance(g, str) and g for g in raw):
-                raise invalid_token("The token's groups claim is not a list of group names")
-            groups = tuple(dict.fromkeys(raw))
+    raw = claims.get(settings.auth.groups_claim) if settings.auth.groups_claim else None
+    if raw is not None:
+        # Anything but a list of names is refused: a group silently dropped could be one a DENY names.
+        if not isinstance(raw, list) or not all(isinstance(g, str) and g for g in raw):
+            raise invalid_token("The token's groups claim is not a list of group names")
+        groups = tuple(dict.fromkeys(raw))
     # Principals are stored, audited and matched against ACLs: a control character in one is refused
     # (``app.text``), not trimmed into some other name.
     if has_control_character(user) or any(has_control_character(group) for group in groups):
         raise invalid_token("The token's principal or groups hold control characters")
-    return Principal(user=user, groups=groups, client_host=host)
+    return Principal(user=user, groups=groups, client_host=host, groups_reported=raw is not None)
 
 
 def request_client_host(request: Request, settings: Settings) -> str:
@@ -93,6 +92,8 @@ class BearerAuthentication(SecurityBase):
             # The reason is one of our fixed sentences; the token itself is never logged.
             log.info("authentication failed from %s: %s", host, exc.detail)
             raise
+        if principal.groups_reported and auth.memberships is not None:
+            await auth.memberships.report(principal)
         # For the rest of the request's log lines (the request's task ends with it).
         principal_var.set(principal.name)
         return principal

@@ -56,8 +56,7 @@ class DevIssuer:
             "client_id": client_id,
         }
         claims[self.settings.principal_claim] = client_id
-        groups = self.settings.dev_client_groups.get(client_id)
-        if self.settings.groups_claim and groups:
-            claims[self.settings.groups_claim] = list(groups)
+        if self.settings.groups_claim:  # the issuer knows every client's groups: none is an empty claim
+            claims[self.settings.groups_claim] = list(self.settings.dev_client_groups.get(client_id, ()))
         header = {"alg": SIGNING_ALGORITHM, "kid": self.key.kid, "typ": "at+jwt"}
         return jwt.encode(header, claims, self.key, algorithms=[SIGNING_ALGORITHM])

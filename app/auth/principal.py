@@ -11,11 +11,15 @@ IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 @dataclass(frozen=True)
 class Principal:
-    """An authenticated caller, named the way Kafka names principals (``User:alice``, ``Group:ops``)."""
+    """An authenticated caller, named the way Kafka names principals (``User:alice``, ``Group:ops``).
+
+    ``groups_reported``: the token carried a groups claim, so ``groups`` are every group the identity
+    provider puts them in (an empty claim: none); without one the service does not know their groups."""
 
     user: str
     groups: tuple[str, ...]
     client_host: str
+    groups_reported: bool = False
 
     @property
     def name(self) -> str:

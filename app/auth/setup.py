@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import FastAPI
 
@@ -12,8 +12,16 @@ from app.auth.browser_login import BrowserLogin
 from app.auth.dev_issuer import DevIssuer
 from app.auth.dev_router import build_router
 from app.auth.jwks import JwksCache, KeySource, StaticKeys
+from app.auth.principal import Principal
 from app.auth.tokens import TokenValidator
 from app.settings import Settings
+
+
+class MembershipReports(Protocol):
+    """Where the groups a validated token reports for its principal are kept (four-eyes approval reads
+    them for a requester whatever token the requester asked with)."""
+
+    async def report(self, principal: Principal) -> None: ...
 
 
 @dataclass
@@ -22,6 +30,7 @@ class AuthComponents:
     validator: TokenValidator
     dev_issuer: DevIssuer | None
     browser_login: BrowserLogin | None = None
+    memberships: MembershipReports | None = None
 
 
 DEV_ISSUER_PATH = "/dev-issuer"

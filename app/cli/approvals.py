@@ -10,6 +10,7 @@ from app.cli.client import answer_json, api_client, cluster_option, connection_o
 from app.cli.exits import Exit
 from app.cli.output import emit_json, say, table
 from app.cli.topic_selection import add_topic_options, names, shown_topics, topic_selection
+from app.domain.approvals import Exemption
 
 STATUSES = ("pending", "approved", "rejected", "expired", "cancelled")
 
@@ -47,7 +48,12 @@ def _add_rule_commands(commands: Any) -> None:
     create.add_argument("--required", type=int, default=1, help="approvals needed, 1-5 (default 1)")
     create.add_argument("--expires-after-seconds", type=int, help="how long a request may wait")
     create.add_argument(
-        "--applies-to-retention", action="store_true", help="retention policies over these topics too"
+        "--exempt",
+        action="append",
+        choices=[way.value for way in Exemption],
+        default=[],
+        help="a way of deleting the rule does NOT cover (audited; repeatable): retention = policies run "
+        "unapproved",
     )
     create.set_defaults(handler=lambda args: run_client_command(_create_rule, args))
     delete.add_argument("name", metavar="NAME")
@@ -101,11 +107,11 @@ def _rules(args: argparse.Namespace) -> int:
             ",".join(r["approvers"]),
             r["required_approvals"],
             r["expires_after_seconds"],
-            "yes" if r["applies_to_retention"] else "no",
+            ",".join(r["exemptions"]) or "-",
         ]
         for r in items
     ]
-    table(("NAME", "TOPICS", "APPROVERS", "REQUIRED", "EXPIRES_AFTER_S", "RETENTION"), rows)
+    table(("NAME", "TOPICS", "APPROVERS", "REQUIRED", "EXPIRES_AFTER_S", "EXEMPTIONS"), rows)
     return Exit.OK
 
 
@@ -116,7 +122,7 @@ def _create_rule(args: argparse.Namespace) -> int:
         "topics": topics,
         "approvers": args.approvers,
         "required_approvals": args.required,
-        "applies_to_retention": args.applies_to_retention,
+        "exemptions": args.exempt,
     }
     if args.expires_after_seconds is not None:
         body["expires_after_seconds"] = args.expires_after_seconds

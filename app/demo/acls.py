@@ -12,7 +12,8 @@ DEMO_APPROVAL_RULE: dict[str, object] = {
     "approvers": ["Group:privacy-officers"],
     "required_approvals": 1,
     "expires_after_seconds": 86400,
-    "applies_to_retention": True,
+    # Every way of deleting needs approval, retention policies too: no exemption.
+    "exemptions": [],
 }
 DEMO_ACLS: tuple[dict[str, str], ...] = (
     # The orders team may purge its own topics (DELETE implies DESCRIBE, as in Kafka).

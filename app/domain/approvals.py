@@ -6,6 +6,13 @@ approval of ``required`` distinct principals, each an approver of EVERY matching
 rule's count and wait apply), before the executor may send it. The requester never approves their own
 request: not as their user principal, and not through a ``Group:`` the requester belongs to as well
 (approving as such a group would let the requester's own membership vouch for the request).
+
+A rule protects its topics against every way records are deleted: a direct deletion and a retention
+policy's sweeps alike, unless an administrator exempts the rule from a way explicitly (``Exemption``).
+
+The requester's groups are those recorded when they asked together with those the identity provider
+reports for them now; when neither is known (the requester's tokens never carried a groups claim), no one
+approves through a group, since it might be one of the requester's: only listed users do.
 """
 
 from __future__ import annotations
@@ -40,17 +47,24 @@ class SubjectKind(StrEnum):
     POLICY = "policy"
 
 
+class Exemption(StrEnum):
+    """A way of deleting records, other than a direct deletion, that a rule may be exempted from (an
+    administrator's explicit choice): ``retention``, a retention policy's sweeps."""
+
+    RETENTION = "retention"
+
+
 @dataclass(frozen=True)
 class ApprovalRule:
     """One rule of a cluster: its topics, approver principals (``User:x`` / ``Group:y``), how many
-    approvals it needs, how long a request may wait, and whether retention policies need approval."""
+    approvals it needs, how long a request may wait, and the ways of deleting it does not cover."""
 
     name: str
     topics: TopicSelector
     approvers: tuple[str, ...]
     required: int
     expires_after_seconds: int
-    applies_to_retention: bool
+    exemptions: frozenset[Exemption] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -72,13 +86,12 @@ class Requirement:
 
 
 def matching_rules(
-    rules: Iterable[ApprovalRule], topics: Sequence[str], *, retention: bool = False
+    rules: Iterable[ApprovalRule], topics: Sequence[str], *, via: Exemption | None = None
 ) -> list[ApprovalRule]:
-    """The rules protecting any of ``topics`` (for a retention policy: only rules that apply to them)."""
+    """The rules protecting any of ``topics`` against a deletion made ``via`` a way other than a direct
+    deletion (None: a direct deletion, which no rule is exempted from)."""
     return [
-        rule
-        for rule in rules
-        if (not retention or rule.applies_to_retention) and any(rule.topics.matches(t) for t in topics)
+        rule for rule in rules if via not in rule.exemptions and any(rule.topics.matches(t) for t in topics)
     ]
 
 
@@ -96,18 +109,27 @@ def requirement(rules: Sequence[ApprovalRule]) -> Requirement | None:
 
 @dataclass(frozen=True)
 class Requester:
+    """Who asked: their user principal and every group they are known to belong to (recorded when they
+    asked, and reported for them since); ``groups_known`` is False when nothing ever reported them."""
+
     principal: str  # ``User:x``
     groups: tuple[str, ...]  # group names, without ``Group:``
+    groups_known: bool = True
 
 
 def approving_identities(approvers: Sequence[str], caller: Sequence[str], requester: Requester) -> list[str]:
     """Which of the caller's principals (``User:x``, then ``Group:y``) approve as one of ``approvers``,
-    leaving out the requester's own user and every group the requester belongs to."""
+    leaving out the requester's own user and every group the requester belongs to (every group at all
+    when the requester's groups are unknown)."""
     if caller and caller[0] == requester.principal:
         return []
     excluded = {requester.principal, *(f"Group:{g}" for g in requester.groups)}
     listed = set(approvers)
-    return [name for name in caller if name in listed and name not in excluded]
+    return [
+        name
+        for name in caller
+        if name in listed and name not in excluded and (requester.groups_known or name.startswith("User:"))
+    ]
 
 
 def refusal(rules: Sequence[RuleSnapshot], caller: Sequence[str], requester: Requester) -> str | None:
@@ -116,6 +138,11 @@ def refusal(rules: Sequence[RuleSnapshot], caller: Sequence[str], requester: Req
         return "the requester cannot approve their own request"
     for rule in rules:
         if not approving_identities(rule.approvers, caller, requester):
+            if any(name in rule.approvers for name in caller) and not requester.groups_known:
+                return (
+                    f"rule {rule.name!r} lists you only through a group, and the requester's groups are "
+                    "unknown (their token carried no groups claim): only a listed user may approve"
+                )
             if any(name in rule.approvers for name in caller):
                 return (
                     f"rule {rule.name!r} lists you only through a group the requester also belongs to; "

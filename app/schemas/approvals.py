@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, model_validator
 
-from app.domain.approvals import MAX_REQUIRED, MIN_REQUIRED, ApprovalStatus, Decision, SubjectKind
+from app.domain.approvals import MAX_REQUIRED, MIN_REQUIRED, ApprovalStatus, Decision, Exemption, SubjectKind
 from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
 from app.schemas.consumers import NAME_PATTERN
 from app.schemas.deletions import TopicName
@@ -18,15 +18,19 @@ RuleName = Annotated[str, StringConstraints(min_length=1, max_length=255, patter
 ApproverName = Annotated[
     str, StringConstraints(min_length=6, max_length=512, pattern=r"^(User|Group):[^\s*][^\s]*$")
 ]
+# A JSON string names the enum member (strict mode takes only enum instances otherwise).
+ExemptWay = Annotated[Exemption, Strict(False)]
 MAX_EXPIRES_AFTER = 30 * 86400
 
 TOPICS_HELP = "The topics it protects: exactly one of prefix, regex (RE2, full match) or names"
 APPROVERS_HELP = "Who may approve: `User:<name>` or `Group:<name>` principals (the requester never counts)"
 REQUIRED_HELP = f"How many distinct principals must approve ({MIN_REQUIRED}-{MAX_REQUIRED})"
 EXPIRES_HELP = "How long a request may wait for approval, in seconds; then it is `expired`"
-RETENTION_HELP = (
-    "Whether a retention policy covering these topics needs approval too (once, when it is created or "
-    "widened; the sweeps of an approved policy run unattended)"
+EXEMPTIONS_HELP = (
+    "The ways of deleting this rule does NOT cover (an explicit, audited exemption; empty: every way). "
+    "`retention`: retention policies over these topics run without approval. Without it a policy waits "
+    "for approval when it is created, widened, or first sweeps a protected topic its last approval did not "
+    "cover; the sweeps of an approved policy run unattended"
 )
 UNCHANGED = "Omit to keep it. "
 
@@ -70,7 +74,9 @@ class ApprovalRuleCreate(BaseModel):
     approvers: list[ApproverName] = Field(min_length=1, max_length=100, description=APPROVERS_HELP)
     required_approvals: int = Field(default=1, ge=MIN_REQUIRED, le=MAX_REQUIRED, description=REQUIRED_HELP)
     expires_after_seconds: int = Field(default=86_400, ge=1, le=MAX_EXPIRES_AFTER, description=EXPIRES_HELP)
-    applies_to_retention: bool = Field(default=False, description=RETENTION_HELP)
+    exemptions: list[ExemptWay] = Field(
+        default_factory=list, max_length=len(Exemption), description=EXEMPTIONS_HELP
+    )
 
 
 class ApprovalRuleUpdate(BaseModel):
@@ -89,7 +95,9 @@ class ApprovalRuleUpdate(BaseModel):
     expires_after_seconds: int | None = Field(
         default=None, ge=1, le=MAX_EXPIRES_AFTER, description=UNCHANGED + EXPIRES_HELP
     )
-    applies_to_retention: bool | None = Field(default=None, description=UNCHANGED + RETENTION_HELP)
+    exemptions: list[ExemptWay] | None = Field(
+        default=None, max_length=len(Exemption), description=UNCHANGED + EXEMPTIONS_HELP
+    )
 
 
 class ApprovalRuleRead(BaseModel):
@@ -101,7 +109,7 @@ class ApprovalRuleRead(BaseModel):
     approvers: list[str] = Field(description=APPROVERS_HELP)
     required_approvals: int = Field(description=REQUIRED_HELP)
     expires_after_seconds: int = Field(description=EXPIRES_HELP)
-    applies_to_retention: bool = Field(description=RETENTION_HELP)
+    exemptions: list[Exemption] = Field(description=EXEMPTIONS_HELP)
     created_by: str = Field(description="Who created it")
     created_at: datetime = Field(description="When it was created")
     updated_at: datetime = Field(description="When it last changed")

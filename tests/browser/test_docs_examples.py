@@ -93,7 +93,6 @@ def awaiting_admins_approval(demo: Demo) -> tuple[str, str]:
         "name": "admin-approves-orders-us",
         "topics": {"names": ["orders.us"]},
         "approvers": ["User:admin"],
-        "applies_to_retention": True,
     }
     made = httpx.post(
         f"{demo.base}/v1/clusters/demo/approval-rules",

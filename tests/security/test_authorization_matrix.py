@@ -235,7 +235,6 @@ async def protect(world: World, emulator: Any) -> None:
         "name": RULE,
         "topics": {"names": [PROTECTED]},
         "approvers": ["User:admin", "User:operator"],
-        "applies_to_retention": True,
     }
     response = await world.client.post(rules(), json=rule, headers=world.headers("admin"))
     assert response.status_code == 201, response.text

@@ -1,5 +1,6 @@
 """ORM models of four-eyes approval: a cluster's approval rules, the approval requests of protected
-deletions and retention policies, and each approver's decision.
+deletions and retention policies, each approver's decision, and the groups the identity provider last
+reported for each principal.
 
 Registered on ``models.Base`` (imported by ``app.adapters.db``), so migrations and the drift check see them.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.adapters.db.models import Base, BigId
@@ -28,7 +29,8 @@ class ApprovalRule(Base):
     approvers: Mapped[list[str]] = mapped_column(JSON)
     required_approvals: Mapped[int] = mapped_column(Integer)
     expires_after_seconds: Mapped[int] = mapped_column(Integer)
-    applies_to_retention: Mapped[bool] = mapped_column(Boolean)
+    # The ways of deleting (``app.domain.approvals.Exemption``) an administrator exempted it from.
+    exemptions: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     created_by: Mapped[str] = mapped_column(String(512))
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
@@ -77,3 +79,14 @@ class ApprovalDecision(Base):
     decision: Mapped[str] = mapped_column(String(16))
     comment: Mapped[str] = mapped_column(Text)
     decided_at: Mapped[datetime]
+
+
+class Membership(Base):
+    """The groups a principal's validated token last carried (its groups claim): who the requester is
+    known to be with when an approver decides, whatever token the requester asked with."""
+
+    __tablename__ = "membership"
+
+    principal: Mapped[str] = mapped_column(String(512), primary_key=True)
+    groups: Mapped[list[str]] = mapped_column(JSON)
+    reported_at: Mapped[datetime]

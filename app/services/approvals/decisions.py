@@ -2,7 +2,9 @@
 
 A caller may decide when, under every rule the request matched (its current approvers while the rule
 exists, else the approvers it had when the request was made), one of their principals is an approver
-and is neither the requester's user nor a group the requester belongs to; and when they may still
+and is neither the requester's user nor a group the requester belongs to (as recorded when they asked,
+or as their tokens reported since: ``app.services.approvals.memberships``; when neither knows their
+groups, only a listed user approves); and when they may still
 DESCRIBE every topic of it (KIP-11, decided now: revoked rights refuse the decision, audited). Each
 principal decides once; a rejection ends the request; the ``required``-th approval approves it.
 """
@@ -50,10 +52,6 @@ def scope_of(request: ApprovalRequest) -> Scope:
     return Scope(request.requester, request.cluster, list(request.topics))
 
 
-def requester_of(request: ApprovalRequest) -> Requester:
-    return Requester(request.requester, tuple(request.requester_groups))
-
-
 async def current_rules(session: AsyncSession, request: ApprovalRequest) -> list[RuleSnapshot]:
     """The request's rules with the approvers they have now (as stored when a rule was deleted since)."""
     rules = []
@@ -92,20 +90,17 @@ async def check_may_decide(
     principal: Principal,
     request: ApprovalRequest,
     rules: Sequence[RuleSnapshot],
+    requester: Requester,
     request_id: str,
 ) -> list[str]:
     """The approver principals the caller decides as; 403 (audited) when they may not decide."""
-    if (why := refusal(rules, principal.names, requester_of(request))) is not None:
+    if (why := refusal(rules, principal.names, requester)) is not None:
         await refuse(runtime, principal, request, why, request_id)
     await runtime.authorization.check_describe_topics(
         principal, request.cluster, list(request.topics), request_id=request_id
     )
     return sorted(
-        {
-            n
-            for rule in rules
-            for n in approving_identities(rule.approvers, principal.names, requester_of(request))
-        }
+        {n for rule in rules for n in approving_identities(rule.approvers, principal.names, requester)}
     )
 
 

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db import approval_models as models
 from app.adapters.db.repositories import approvals as repo
-from app.domain.approvals import ApprovalRule, Requirement, matching_rules, requirement
+from app.domain.approvals import ApprovalRule, Exemption, Requirement, matching_rules, requirement
 from app.domain.topic_patterns import TopicSelector
 
 
@@ -25,16 +25,17 @@ def domain_rule(rule: models.ApprovalRule) -> ApprovalRule:
         tuple(rule.approvers),
         rule.required_approvals,
         rule.expires_after_seconds,
-        rule.applies_to_retention,
+        frozenset(Exemption(way) for way in rule.exemptions),
     )
 
 
 async def protecting(
-    session: AsyncSession, cluster: str, topics: Sequence[str], *, retention: bool = False
+    session: AsyncSession, cluster: str, topics: Sequence[str], *, via: Exemption | None = None
 ) -> list[ApprovalRule]:
-    """The cluster's rules that protect any of ``topics`` (for a policy: those applying to retention)."""
+    """The cluster's rules that protect any of ``topics`` against a deletion made ``via`` that way (None:
+    a direct deletion)."""
     rules = [domain_rule(rule) for rule in await repo.list_rules(session, cluster)]
-    return matching_rules(rules, topics, retention=retention)
+    return matching_rules(rules, topics, via=via)
 
 
 class RuleBook:

@@ -14,7 +14,7 @@ from app.adapters.db.repositories import approvals as repo
 from app.adapters.db.repositories import policies as policies_repo
 from app.adapters.db.session import read_session
 from app.auth import Principal
-from app.domain.approvals import ApprovalStatus, Decision, SubjectKind, refusal
+from app.domain.approvals import ApprovalStatus, Decision, Requester, SubjectKind, refusal
 from app.errors import NotFound
 from app.schemas.approvals import ApprovalCreate, ApprovalRead, DecisionRead
 from app.services.approvals.decisions import (
@@ -22,9 +22,9 @@ from app.services.approvals.decisions import (
     current_rules,
     named_in,
     record,
-    requester_of,
     scope_of,
 )
+from app.services.approvals.memberships import requester_of
 from app.services.retention.policy_access import visible_policies
 from app.services.runtime import Runtime
 
@@ -98,7 +98,8 @@ async def decide(
     request = await _request_seen(runtime, principal, kind, subject_id, what)
     async with read_session(runtime.sessionmaker) as session:
         rules = await current_rules(session, request)
-    approved_as = await check_may_decide(runtime, principal, request, rules, request_id)
+        requester = await requester_of(session, request)
+    approved_as = await check_may_decide(runtime, principal, request, rules, requester, request_id)
     decided = await record(
         runtime, principal, kind, request.subject_id, body, approved_as=approved_as, request_id=request_id
     )
@@ -130,13 +131,17 @@ async def approvable(runtime: Runtime, principal: Principal, status: ApprovalSta
     the requester, and (a deletion) allowed to see it."""
     now = datetime.now(UTC)
     shown = []
+    requesters: dict[tuple[str, tuple[str, ...]], Requester] = {}
     async with read_session(runtime.sessionmaker) as session:
         requests = await repo.requests_in(session, status.value)
         for request in requests:
             if status is ApprovalStatus.PENDING and request.expires_at <= now:
                 continue
             rules = await current_rules(session, request)
-            if refusal(rules, principal.names, requester_of(request)) is None:
+            asked = (request.requester, tuple(request.requester_groups))
+            if asked not in requesters:
+                requesters[asked] = await requester_of(session, request)
+            if refusal(rules, principal.names, requesters[asked]) is None:
                 shown.append(request)
         decisions = await repo.decisions(session, [r.id for r in shown])
     visible = [r for r in shown if await runtime.authorization.can_view(principal, scope_of(r))]

@@ -2,17 +2,20 @@
 CLUSTER to read, as the cluster's ACL bindings), and the rules protecting given topics.
 
 Every change is audited in its transaction with the rule as it stands after the change (before it, for a
-deletion).
+deletion); an exemption granted is audited on its own too (``approval_rule.exempted``). In the same
+transaction every retention policy of the cluster the rule now protects, and whose last approval did not
+answer for it, is held for approval (``app.services.approvals.policies``).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db import approval_models as models
 from app.adapters.db.repositories import approvals as repo
@@ -21,8 +24,10 @@ from app.audit import append_event, events
 from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.acl import Operation
+from app.domain.approvals import Exemption
 from app.errors import Conflict, NotFound
 from app.schemas.approvals import ApprovalRuleCreate, ApprovalRuleRead, ApprovalRuleUpdate, RuleTopics
+from app.services.approvals.policies import hold_cluster_policies
 from app.services.runtime import Runtime
 
 
@@ -32,6 +37,24 @@ def rule_read(rule: models.ApprovalRule) -> ApprovalRuleRead:
 
 def _topics_json(topics: RuleTopics) -> dict[str, Any]:
     return topics.model_dump(exclude_none=True)
+
+
+def _exemptions(given: Sequence[Exemption]) -> list[str]:
+    return sorted({way.value for way in given})
+
+
+async def _audit_change(
+    session: AsyncSession,
+    actor: Actor,
+    rule: models.ApprovalRule,
+    before: Sequence[str],
+    existing: Sequence[str],
+) -> None:
+    """The exemptions granted (if any), then hold the policies the rule now protects."""
+    if granted := sorted(set(rule.exemptions) - set(before)):
+        details = {"rule": rule.name, "granted": granted, "exemptions": list(rule.exemptions)}
+        await append_event(session, events.approval_rule_exempted(actor, rule.cluster, details))
+    await hold_cluster_policies(session, rule.cluster, existing, actor)
 
 
 def _known(runtime: Runtime, cluster: str) -> None:
@@ -64,20 +87,20 @@ async def create_rule(
         approvers=sorted(set(body.approvers)),
         required_approvals=body.required_approvals,
         expires_after_seconds=body.expires_after_seconds,
-        applies_to_retention=body.applies_to_retention,
+        exemptions=_exemptions(body.exemptions),
         created_by=principal.name,
         created_at=now,
         updated_at=now,
     )
+    existing = await runtime.gateway.list_topics(cluster)
+    actor = Actor.of(principal, request_id)
     try:
         async with write_transaction(runtime.sessionmaker) as session:
             if await repo.get_rule(session, cluster, body.name) is not None:
                 raise Conflict(f"Cluster {cluster!r} already has an approval rule {body.name!r}.")
             await repo.add(session, rule)
-            await append_event(
-                session,
-                events.approval_rule_created(Actor.of(principal, request_id), cluster, _details(rule)),
-            )
+            await append_event(session, events.approval_rule_created(actor, cluster, _details(rule)))
+            await _audit_change(session, actor, rule, [], existing)
     except IntegrityError as exc:  # a concurrent request created it first
         raise Conflict(f"Cluster {cluster!r} already has an approval rule {body.name!r}.") from exc
     return rule
@@ -118,20 +141,24 @@ async def update_rule(
 ) -> models.ApprovalRule:
     """Change a rule (ALTER on CLUSTER)."""
     await _check(runtime, principal, cluster, Operation.ALTER, request_id)
+    existing = await runtime.gateway.list_topics(cluster)
+    actor = Actor.of(principal, request_id)
     async with write_transaction(runtime.sessionmaker) as session:
         rule = _found(await repo.get_rule(session, cluster, name), cluster, name)
+        before = list(rule.exemptions)
         changes = body.model_dump(exclude_unset=True, exclude_none=True)
         if body.topics is not None:
             changes["topics"] = _topics_json(body.topics)
         if body.approvers is not None:
             changes["approvers"] = sorted(set(body.approvers))
+        if body.exemptions is not None:
+            changes["exemptions"] = _exemptions(body.exemptions)
         for key, value in changes.items():
             setattr(rule, key, value)
         rule.updated_at = datetime.now(UTC)
         await session.flush()
-        await append_event(
-            session, events.approval_rule_updated(Actor.of(principal, request_id), cluster, _details(rule))
-        )
+        await append_event(session, events.approval_rule_updated(actor, cluster, _details(rule)))
+        await _audit_change(session, actor, rule, before, existing)
     return rule
 
 

@@ -16,7 +16,9 @@ cannot be read fails the run (fail closed), a connector whose topics are unknown
 partition (``connector_topics_unknown``). With ``await_previous_deletion`` the sweep starts only once
 every deletion of the policy's previous sweep is terminal (status ``waiting`` otherwise). A policy whose
 four-eyes approval is pending (or was rejected or expired) deletes nothing: every partition it matches is
-skipped with ``awaiting_approval`` and the run is ``waiting``.
+skipped with ``awaiting_approval`` and the run is ``waiting``; so does a sweep that matches a protected
+topic the policy's last approval did not answer for, which holds the policy for approval first
+(``app.services.approvals.policies``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from app.domain.retention import (
 )
 from app.domain.topic_patterns import TopicSelector
 from app.errors import Forbidden, PurgeError
+from app.services.approvals.policies import hold_at_sweep
 from app.services.deletions.submission import submit_command
 from app.services.retention.connect import connector_topics, policy_sinks
 from app.services.retention.positions import collect_view
@@ -189,6 +192,12 @@ def hold_everything(result: SweepResult, partitions: Sequence[TopicPartition], s
         result.plan.skipped[tp] = skip
 
 
+def wait_for_approval(result: SweepResult, matched: Sequence[TopicPartition], detail: str) -> None:
+    hold_everything(result, matched, Skip(SkipReason.AWAITING_APPROVAL, detail))
+    result.status = "waiting"
+    result.warnings.append(detail)
+
+
 async def hold_for_approval(runtime: Runtime, policy: RetentionPolicy, result: SweepResult) -> None:
     """A policy not (yet) approved under a four-eyes rule deletes nothing: every partition it matches is
     skipped (``awaiting_approval``, or the rejection or expiry that ended its approval request)."""
@@ -200,9 +209,7 @@ async def hold_for_approval(runtime: Runtime, policy: RetentionPolicy, result: S
     )
     matched = await matching_partitions(runtime, policy, rules_of(policy), None)
     result.matched = len(matched)
-    hold_everything(result, matched, Skip(SkipReason.AWAITING_APPROVAL, detail))
-    result.status = "waiting"
-    result.warnings.append(detail)
+    wait_for_approval(result, matched, detail)
 
 
 async def read_sinks_or_fail(
@@ -227,6 +234,10 @@ async def plan_policy(runtime: Runtime, policy: RetentionPolicy, result: SweepRe
         return None
     matched = await matching_partitions(runtime, policy, rules, sinks)
     result.matched = len(matched)
+    if await hold_at_sweep(runtime, policy, sorted({tp.topic for tp in matched})):
+        detail = "the policy awaits four-eyes approval: it covers a protected topic its last approval did not"
+        wait_for_approval(result, matched, detail)
+        return None
     partitions, withheld, refusal = await withhold_unauthorized(runtime, policy, matched)
     if partitions:
         view, result.warnings = await collect_view(runtime, policy, rules, partitions, sinks)
@@ -250,7 +261,7 @@ async def sweep(runtime: Runtime, policy: RetentionPolicy) -> SweepResult:
             result.warnings.append(f"the previous sweep's deletion(s) {', '.join(pending)} are not finished")
             return result
         refusal = await plan_policy(runtime, policy, result)
-        if result.error is not None:
+        if result.error is not None or result.status == "waiting":
             return result
         if refusal is not None and not result.plan.deletions:
             result.status, result.error = "denied", refusal

@@ -1,5 +1,5 @@
-"""A retention policy over topics an approval rule protects (``applies_to_retention``) waits for approval
-when created or widened; its sweeps skip everything until approved, then run unattended."""
+"""A retention policy over topics an approval rule protects (every rule not exempted from retention) waits
+for approval when created or widened; its sweeps skip everything until approved, then run unattended."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ async def decide(desk: Desk, who: str, name: str, decision: str, status: int = 2
 
 
 async def test_a_protected_policy_waits_for_approval_then_sweeps_unattended(desk: Desk) -> None:
-    await desk.rule(applies_to_retention=True)
+    await desk.rule()
     created = await desk.call("alice", "POST", POLICIES, 201, json=policy("pii-trim", TOPIC))
     assert created["approval_status"] == "pending"
     run = await sweep(desk, "pii-trim")
@@ -73,7 +73,7 @@ async def test_a_protected_policy_waits_for_approval_then_sweeps_unattended(desk
 
 
 async def test_widening_asks_again_and_an_unprotected_policy_never_waits(desk: Desk) -> None:
-    await desk.rule(applies_to_retention=True)
+    await desk.rule()
     created = await desk.call("alice", "POST", POLICIES, 201, json=policy("trim", "orders"))
     assert created["approval_status"] is None
     widened = await desk.call(
@@ -92,14 +92,14 @@ async def test_widening_asks_again_and_an_unprotected_policy_never_waits(desk: D
     assert narrowed["approval_status"] is None
 
 
-async def test_a_rule_without_applies_to_retention_leaves_policies_alone(desk: Desk) -> None:
-    await desk.rule(applies_to_retention=False)
+async def test_a_rule_exempted_from_retention_leaves_policies_alone(desk: Desk) -> None:
+    await desk.rule(exemptions=["retention"])
     created = await desk.call("alice", "POST", POLICIES, 201, json=policy("pii-trim", TOPIC))
     assert created["approval_status"] is None
 
 
 async def test_deleting_a_waiting_policy_ends_its_request(desk: Desk) -> None:
-    await desk.rule(applies_to_retention=True)
+    await desk.rule()
     await desk.call("alice", "POST", POLICIES, 201, json=policy("pii-trim", TOPIC))
     assert len((await desk.call("carol", "GET", "/v1/approvals", 200))["items"]) == 1
     await desk.call("alice", "DELETE", f"{POLICIES}/pii-trim", 204)

@@ -11,8 +11,9 @@ from helpers.approvals import RULES, TOPIC, Desk, assert_problem
 
 async def test_a_rule_is_created_read_changed_and_deleted_with_audit(desk: Desk) -> None:
     approvers = ["User:carol", "Group:officers", "User:carol"]
-    created = await desk.rule(approvers=approvers, required_approvals=2, applies_to_retention=True)
+    created = await desk.rule(approvers=approvers, required_approvals=2)
     assert created["approvers"] == ["Group:officers", "User:carol"]
+    assert created["exemptions"] == []  # every way of deleting is covered unless exempted
     assert (created["topics"], created["required_approvals"], created["created_by"]) == (
         {"names": [TOPIC]},
         2,
@@ -41,6 +42,14 @@ async def test_a_rule_is_created_read_changed_and_deleted_with_audit(desk: Desk)
         {"name": "r", "topics": {"regex": "(a)\\1"}, "approvers": ["User:carol"]},
         {"name": "r", "topics": {"names": [TOPIC]}, "approvers": ["User:carol"], "expires_after_seconds": 0},
         {"name": "bad name", "topics": {"names": [TOPIC]}, "approvers": ["User:carol"]},
+        {"name": "r", "topics": {"names": [TOPIC]}, "approvers": ["User:carol"], "exemptions": ["direct"]},
+        {"name": "r", "topics": {"names": [TOPIC]}, "approvers": ["User:carol"], "exemptions": "retention"},
+        {
+            "name": "r",
+            "topics": {"names": [TOPIC]},
+            "approvers": ["User:carol"],
+            "applies_to_retention": False,
+        },
     ],
 )
 async def test_bad_rules_are_refused(desk: Desk, body: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from app.domain.approvals import (
     ApprovalRule,
+    Exemption,
     Requester,
     RuleSnapshot,
     approving_identities,
@@ -26,19 +27,21 @@ ALICE = Requester("User:alice", ("privacy",))
 
 
 def rule(
-    name: str, selector: TopicSelector, *, required: int = 1, wait: int = 60, retention: bool = False
+    name: str, selector: TopicSelector, *, required: int = 1, wait: int = 60, exempt: bool = False
 ) -> ApprovalRule:
-    return ApprovalRule(name, selector, ("Group:officers",), required, wait, retention)
+    exemptions = frozenset({Exemption.RETENTION}) if exempt else frozenset()
+    return ApprovalRule(name, selector, ("Group:officers",), required, wait, exemptions)
 
 
 def test_matching_rules_and_what_they_require_together() -> None:
     pii = rule("pii", TopicSelector(prefix="customers-"), required=2, wait=600)
-    audit = rule("audit", TopicSelector(names=("audit",)), required=1, wait=60, retention=True)
+    audit = rule("audit", TopicSelector(names=("audit",)), required=1, wait=60, exempt=True)
     rules = [pii, audit]
     assert matching_rules(rules, ["orders"]) == []
     assert requirement([]) is None
     assert matching_rules(rules, ["customers-pii", "audit"]) == [pii, audit]
-    assert matching_rules(rules, ["customers-pii", "audit"], retention=True) == [audit]
+    # A rule covers retention unless exempted from it; a direct deletion no rule is exempted from.
+    assert matching_rules(rules, ["customers-pii", "audit"], via=Exemption.RETENTION) == [pii]
     need = requirement([pii, audit])
     assert need is not None
     assert (need.required, need.expires_after_seconds) == (2, 60)
@@ -54,6 +57,17 @@ def test_the_requester_never_approves_not_even_through_a_shared_group() -> None:
     assert approving_identities(rules[0].approvers, carol, ALICE) == ["Group:officers"]
     assert refusal(rules, carol, ALICE) is None
     assert "not an approver" in (refusal(rules, ("User:eve",), ALICE) or "")
+
+
+def test_unknown_requester_groups_leave_only_listed_users_to_approve() -> None:
+    unknown = Requester("User:alice", (), groups_known=False)
+    rules = [RuleSnapshot("pii", ("User:carol", "Group:officers"), 1)]
+    carol = ("User:carol", "Group:officers")
+    assert approving_identities(rules[0].approvers, carol, unknown) == ["User:carol"]
+    assert refusal(rules, carol, unknown) is None
+    dave = ("User:dave", "Group:officers")
+    assert approving_identities(rules[0].approvers, dave, unknown) == []
+    assert "groups are unknown" in (refusal(rules, dave, unknown) or "")
 
 
 def test_every_matching_rule_must_list_the_approver() -> None:
