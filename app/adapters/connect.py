@@ -16,12 +16,14 @@ import httpx
 
 from app.domain.connect import ConnectorState, ConnectUnavailable
 from app.settings import ConnectSettings
+from app.settings.groups import readable_secret
+from app.urls import shown_url
 
 
 def _auth(settings: ConnectSettings) -> httpx.Auth | None:
     if settings.username is not None:
         if settings.password_file is not None:
-            password = settings.password_file.read_text().strip()
+            password = readable_secret(settings.password_file).get_secret_value()
         else:
             password = settings.password.get_secret_value() if settings.password else ""
         return httpx.BasicAuth(settings.username, password)
@@ -30,7 +32,7 @@ def _auth(settings: ConnectSettings) -> httpx.Auth | None:
 
 def _headers(settings: ConnectSettings) -> dict[str, str]:
     if settings.token_file is not None:
-        return {"Authorization": f"Bearer {settings.token_file.read_text().strip()}"}
+        return {"Authorization": f"Bearer {readable_secret(settings.token_file).get_secret_value()}"}
     if settings.token is not None:
         return {"Authorization": f"Bearer {settings.token.get_secret_value()}"}
     return {}
@@ -80,4 +82,4 @@ async def read_connectors(settings: ConnectSettings) -> dict[str, ConnectorState
                 for name, entry in listing.items()
             }
     except (httpx.HTTPError, OSError, ValueError, AttributeError, TypeError) as exc:
-        raise ConnectUnavailable(f"Kafka Connect at {settings.url} unreadable: {exc}") from None
+        raise ConnectUnavailable(f"Kafka Connect at {shown_url(settings.url)} unreadable: {exc}") from None

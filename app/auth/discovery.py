@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from app.urls import shown_url
+
 log = logging.getLogger(__name__)
 
 WELL_KNOWN_PATH = "/.well-known/openid-configuration"
@@ -101,7 +103,7 @@ class OidcDiscovery:
         try:
             self._endpoints = parse_document(await self._download(), self.issuer)
         except (httpx.HTTPError, ValueError) as exc:
-            log.warning("OpenID Connect discovery at %s failed: %s", self.url, exc)
+            log.warning("OpenID Connect discovery at %s failed: %s", shown_url(self.url), exc)
             self._failed_at = self._clock()
             return
         self._fetched_at = self._clock()

@@ -13,6 +13,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from app.errors import ServiceUnavailable
+from app.urls import shown_url
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ class JwksCache:
         try:
             key_set = await self._download()
         except (httpx.HTTPError, ValueError, KeyError, TypeError, JoseError) as exc:
-            log.warning("JWKS fetch from %s failed: %s", self.url, type(exc).__name__)
+            log.warning("JWKS fetch from %s failed: %s", shown_url(self.url), type(exc).__name__)
             self._failed_at = self._clock()
             if self._key_set is not None:
                 self._fetched_at = self._clock()  # keep serving the stale keys; retry after the TTL

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from app.adapters.db.connectivity import DatabaseUnavailable, check_connection, shown_url
+from app.adapters.db.connectivity import DatabaseUnavailable, check_connection
 from app.settings import Settings
+from app.urls import shown_url
 
 log = logging.getLogger("kafka_purge.server")
 

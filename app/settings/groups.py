@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from app.integrations.spark.checkpoint_roots import CheckpointRoots, parse_checkpoint_roots
+from app.urls import has_user_info
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -24,6 +26,14 @@ SCOPE_TOKEN = r"[\x21\x23-\x5b\x5d-\x7e]+"  # noqa: S105 - a pattern, not a secr
 
 class SettingsGroup(BaseModel):
     model_config = HIDE_INPUT
+
+
+def no_user_info(value: str | None) -> str | None:
+    """A URL the service renders in logs, runs and problems may not carry a credential (``user:pw@``):
+    credentials have settings of their own, which are never shown."""
+    if value is not None and has_user_info(value):
+        raise ValueError("the URL must not carry user info (user:password@); give credentials separately")
+    return value
 
 
 class DatabaseSettings(SettingsGroup):
@@ -44,6 +54,19 @@ class DatabaseSettings(SettingsGroup):
                 "not a SQLAlchemy database URL (dialect+driver://user:password@host/db)"
             ) from None
         return value
+
+
+def readable_secret(path: Path) -> SecretStr:
+    """The secret a file holds (surrounding whitespace stripped); raises ``ValueError`` naming the file,
+    never its content, when it cannot be read or is empty."""
+    try:
+        secret = path.read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ValueError(f"cannot read the secret file {path}: {reason}") from None
+    if not secret:
+        raise ValueError(f"the secret file {path} is empty")
+    return SecretStr(secret)
 
 
 class ClusterSettings(SettingsGroup):
@@ -80,7 +103,9 @@ class ConnectSettings(SettingsGroup):
 
     ``kafka_cluster`` names the ``PURGE_CLUSTERS`` entry its workers read from. Credentials: HTTP basic
     (``username`` and ``password`` or ``password_file``) or a bearer token (``token`` or ``token_file``);
-    a file is read at every request, so a rotated secret is picked up without a restart."""
+    a file is read at start-up (a missing, unreadable or empty one is refused then) and again at every
+    request, so a rotated secret is picked up without a restart. The URL carries no user info: it is
+    shown in policy runs, audit events and logs (``app.urls``), the credentials never are."""
 
     url: str = Field(min_length=1, pattern=r"^https?://")
     kafka_cluster: str = Field(min_length=1)
@@ -90,6 +115,20 @@ class ConnectSettings(SettingsGroup):
     token: SecretStr | None = None
     token_file: Path | None = None
     timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+
+    @field_validator("url")
+    @classmethod
+    def _plain_url(cls, value: str) -> str:
+        # Parsed as the client that uses it parses it; its errors quote parts of the URL, never shown.
+        try:
+            httpx.URL(value)
+        except httpx.InvalidURL:
+            raise ValueError("not a valid http(s) URL") from None
+        if has_user_info(value):
+            raise ValueError(
+                "the URL must not carry user info (user:password@); give username and password_file"
+            )
+        return value
 
     @model_validator(mode="after")
     def _one_credential(self) -> ConnectSettings:
@@ -101,6 +140,9 @@ class ConnectSettings(SettingsGroup):
             raise ValueError("basic credentials need username and one of password or password_file")
         if self.token is not None and self.token_file is not None:
             raise ValueError("give token or token_file, not both")
+        for secret in (self.password_file, self.token_file):
+            if secret is not None:
+                readable_secret(secret)
         return self
 
 
@@ -129,6 +171,8 @@ class AuthSettings(SettingsGroup):
     # Where the service reads the issuer's discovery document when it reaches the issuer at another
     # address than browsers do (a container network); unset: ``<issuer>/.well-known/openid-configuration``.
     discovery_url: str | None = None
+
+    _plain_urls = field_validator("issuer", "jwks_url", "discovery_url")(no_user_info)
 
     @field_validator("algorithms")
     @classmethod

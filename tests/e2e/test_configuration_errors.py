@@ -80,6 +80,16 @@ def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
             "",
         ),
         (
+            {
+                "PURGE_CONNECT": json.dumps(
+                    {"sinks": {"url": f"http://purge:{SECRET}@connect:8083", "kafka_cluster": "demo"}}
+                )
+            },
+            "PURGE_CONNECT at sinks.url: the URL must not carry user info (user:password@); "
+            "give username and password_file",
+            "",
+        ),
+        (
             {"PURGE_AUTH_DEV_ISSUER": "false"},
             "configure PURGE_AUTH_ISSUER and PURGE_AUTH_JWKS_URL, or PURGE_AUTH_DEV_ISSUER=true",
             "",
@@ -112,23 +122,23 @@ def free_port() -> int:
     [
         (
             f"postgresql+asyncpg://purge:{SECRET}@127.0.0.1:{{port}}/purge",
-            "cannot connect to the database postgresql+asyncpg://purge:***@127.0.0.1:{port}/purge: nothing "
+            "cannot connect to the database postgresql+asyncpg://127.0.0.1:{port}/purge: nothing "
             "accepts connections at 127.0.0.1:{port}; check that the database server runs there",
         ),
         (
             f"postgresql+asyncpg://no_role_kp:{SECRET}@127.0.0.1:5432/postgres",
-            "cannot connect to the database postgresql+asyncpg://no_role_kp:***@127.0.0.1:5432/postgres: "
+            "cannot connect to the database postgresql+asyncpg://127.0.0.1:5432/postgres: "
             "the server refused the login of user 'no_role_kp' (role \"no_role_kp\" does not exist); "
             "check the user and password in PURGE_DATABASE_URL",
         ),
         (
             f"postgresql+asyncpg://postgres:{SECRET}@127.0.0.1:5432/no_db_kp",
-            "cannot connect to the database postgresql+asyncpg://postgres:***@127.0.0.1:5432/no_db_kp: "
+            "cannot connect to the database postgresql+asyncpg://127.0.0.1:5432/no_db_kp: "
             'database "no_db_kp" does not exist; create it, or correct the database name',
         ),
         (
             f"postgresql+asyncpg://purge:{SECRET}@no-such-host.invalid:5432/purge",
-            "cannot connect to the database postgresql+asyncpg://purge:***@no-such-host.invalid:5432/purge: "
+            "cannot connect to the database postgresql+asyncpg://no-such-host.invalid:5432/purge: "
             "the host name 'no-such-host.invalid' does not resolve",
         ),
     ],

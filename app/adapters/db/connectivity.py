@@ -11,15 +11,13 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
+from app.urls import shown_url
+
 CONNECT_TIMEOUT_SECONDS = 10
 
 
 class DatabaseUnavailable(RuntimeError):
     """The database named by ``PURGE_DATABASE_URL`` cannot be connected to (the message says why)."""
-
-
-def shown_url(url: str | URL) -> str:
-    return make_url(url).render_as_string(hide_password=True)
 
 
 async def check_connection(url: str) -> None:

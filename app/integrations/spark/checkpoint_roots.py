@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
+from app.urls import has_user_info, shown_url
+
 REMOTE_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "abfss", "az", "hdfs"})
 
 
@@ -53,6 +55,11 @@ def _parse_root(entry: str) -> tuple[str, bool]:
         if not os.path.isabs(entry) or _has_dot_segments(entry.rstrip("/")):
             raise ValueError(f"checkpoint root {entry!r} must be an absolute path without '..' or '.'")
         return _as_folder(os.path.realpath(entry)), True
+    if has_user_info(entry):
+        raise ValueError(
+            f"checkpoint root {shown_url(entry)!r} must not carry user info (user:password@): the object "
+            "store's credentials belong in the Spark or Hadoop configuration"
+        )
     if scheme not in REMOTE_SCHEMES:
         allowed = ", ".join(sorted(REMOTE_SCHEMES))
         raise ValueError(f"checkpoint root {entry!r}: scheme {scheme!r} is not one of {allowed}")
