@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +31,13 @@ from helpers.service_processes import (
     service_env,
     start_service,
 )
-from helpers.webhook_receiver import Receiver, verified
+from helpers.webhook_receiver import Receiver, receiver_process, verified
+from helpers.webhooks import stored_webhook
 from sqlalchemy import select
 
-from app.adapters.db.session import read_session, write_transaction
-from app.adapters.db.webhook_models import Webhook, WebhookDelivery
-from app.domain.webhooks import new_secret
+from app.adapters.db.session import read_session
+from app.adapters.db.webhook_models import WebhookDelivery
+from app.domain.webhooks import EventType
 from app.worker.webhooks import REFUSED
 
 pytestmark = pytest.mark.slow
@@ -55,15 +54,8 @@ WEBHOOKS = {
     "PURGE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8",
 }
 Records = list[dict[str, Any]]
-
-
-@contextmanager
-def receiver_process(tmp_path: Path) -> Iterator[Receiver]:
-    receiver = Receiver.start(tmp_path / "received.jsonl")
-    try:
-        yield receiver
-    finally:
-        receiver.stop()
+# Webhooks stored as an earlier configuration or version let them be registered, for one event type.
+ACCEPTED = (EventType.ACCEPTED,)
 
 
 @asynccontextmanager
@@ -252,26 +244,6 @@ async def _all_delivered(db: Database, deletion_id: str) -> bool:
     return len(rows) == 2 and {(r.status, r.attempts, r.fence) for r in rows} == {("delivered", 2, 2)}
 
 
-async def stored_webhook(db: Database, url: str) -> str:
-    """A webhook written as an earlier configuration or version would have let it be registered."""
-    now = datetime.now(UTC)
-    webhook = Webhook(
-        id=str(uuid.uuid4()),
-        cluster="demo",
-        url=url,
-        description="stored earlier",
-        event_types=["deletion.accepted"],
-        secret=new_secret(),
-        enabled=True,
-        created_by="User:admin",
-        created_at=now,
-        updated_at=now,
-    )
-    async with write_transaction(db.sessionmaker) as session:
-        session.add(webhook)
-    return webhook.id
-
-
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 async def test_loopback_is_closed_unless_opened(kind: str, tmp_path: Path) -> None:
@@ -286,9 +258,15 @@ async def test_loopback_is_closed_unless_opened(kind: str, tmp_path: Path) -> No
                     assert [e["pointer"] for e in refused.json()["errors"]] == ["#/url"]
                     port = receiver.url.rsplit(":", 1)[1]
                     stored = {
-                        await stored_webhook(db, f"http://localhost:{port}/hook"),
-                        await stored_webhook(db, f"http://0x7f000001:{port}/hook"),
-                        await stored_webhook(db, "http://127.0.0.2\t.hooks.internal/"),
+                        await stored_webhook(
+                            db.sessionmaker, f"http://localhost:{port}/hook", types=ACCEPTED
+                        ),
+                        await stored_webhook(
+                            db.sessionmaker, f"http://0x7f000001:{port}/hook", types=ACCEPTED
+                        ),
+                        await stored_webhook(
+                            db.sessionmaker, "http://127.0.0.2\t.hooks.internal/", types=ACCEPTED
+                        ),
                     }
                     deletion_id = await delete(client, 0, 1)
 

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -130,3 +132,13 @@ if __name__ == "__main__":
     server = _Server(Path(sys.argv[1]))
     print(json.dumps({"url": f"http://127.0.0.1:{server.server_address[1]}"}), flush=True)
     server.serve_forever()
+
+
+@contextmanager
+def receiver_process(tmp_path: Path) -> Iterator[Receiver]:
+    """A receiver recording to ``tmp_path``/received.jsonl while the block runs."""
+    receiver = Receiver.start(tmp_path / "received.jsonl")
+    try:
+        yield receiver
+    finally:
+        receiver.stop()

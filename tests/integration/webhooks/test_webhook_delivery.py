@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from helpers.webhook_receiver import Receiver
+from helpers.webhook_receiver import receiver_process
+from helpers.webhooks import stored_webhook
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.session import read_session, write_transaction
-from app.adapters.db.webhook_models import Webhook, WebhookDelivery
-from app.domain.webhooks import DeletionEvent, EventType, new_secret
+from app.adapters.db.webhook_models import WebhookDelivery
+from app.domain.webhooks import DeletionEvent, EventType
 from app.services.webhooks.outbox import enqueue_events
 from app.settings import WebhookSettings
 from app.worker.webhooks import NO_ANSWER, REFUSED, WebhookDispatcher
@@ -44,35 +43,6 @@ def webhook_settings(allowed_networks: str = "", max_attempts: int = 3) -> Webho
         lease_seconds=10,
         poll_interval_seconds=3600,
     )
-
-
-@contextmanager
-def receiver_process(tmp_path: Path) -> Iterator[Receiver]:
-    receiver = Receiver.start(tmp_path / "received.jsonl")
-    try:
-        yield receiver
-    finally:
-        receiver.stop()
-
-
-async def add_webhook(sessionmaker: Maker, url: str, secret: str | None = None) -> str:
-    """A webhook of cluster ``demo`` for every event, as stored when it was registered."""
-    now = datetime.now(UTC)
-    webhook = Webhook(
-        id=str(uuid.uuid4()),
-        cluster="demo",
-        url=url,
-        description="",
-        event_types=[t.value for t in EventType],
-        secret=secret or new_secret(),
-        enabled=True,
-        created_by="User:admin",
-        created_at=now,
-        updated_at=now,
-    )
-    async with write_transaction(sessionmaker) as session:
-        session.add(webhook)
-    return webhook.id
 
 
 async def deliveries(sessionmaker: Maker) -> dict[str, WebhookDelivery]:
@@ -116,7 +86,7 @@ async def test_loopback_targets_are_refused_at_delivery(sessionmaker: Maker, tmp
             f"http://127.1:{port}/hook",
             f"http://[::ffff:127.0.0.1]:{port}/hook",
         ]
-        ids = [await add_webhook(sessionmaker, url) for url in urls]
+        ids = [await stored_webhook(sessionmaker, url) for url in urls]
         found = await deliver_all(sessionmaker, webhook_settings(max_attempts=2))
         assert {(d.status, d.attempts, d.last_status_code, d.last_error) for d in found.values()} == {
             ("dead", 2, None, REFUSED)
@@ -142,7 +112,7 @@ async def test_a_name_resolving_to_a_closed_network_is_refused(sessionmaker: Mak
         pytest.skip(f"{name} does not resolve here")
     with receiver_process(tmp_path) as receiver:
         port = receiver.url.rsplit(":", 1)[1]
-        await add_webhook(sessionmaker, f"http://{name}:{port}/hook")
+        await stored_webhook(sessionmaker, f"http://{name}:{port}/hook")
         (found,) = (await deliver_all(sessionmaker, webhook_settings(max_attempts=1))).values()
         assert (found.status, found.last_error) == ("dead", REFUSED), resolved
         assert receiver.requests() == []
@@ -151,8 +121,8 @@ async def test_a_name_resolving_to_a_closed_network_is_refused(sessionmaker: Mak
 async def test_any_exception_in_an_attempt_is_a_failed_attempt(sessionmaker: Maker) -> None:
     """A stored URL with a tab in its host, and a secret that no longer signs: each attempt fails, is
     counted, and the delivery is dead after ``max_attempts``, with a plain ``last_error``."""
-    tabbed = await add_webhook(sessionmaker, "http://127.0.0.2\t.hooks.internal/")
-    unsigned = await add_webhook(sessionmaker, "http://hooks.invalid/hook", secret="whsec_!!!")
+    tabbed = await stored_webhook(sessionmaker, "http://127.0.0.2\t.hooks.internal/")
+    unsigned = await stored_webhook(sessionmaker, "http://hooks.invalid/hook", secret="whsec_!!!")
     found = await deliver_all(sessionmaker, webhook_settings(LOOPBACK))
     assert (found[tabbed].status, found[tabbed].attempts, found[tabbed].last_error) == ("dead", 3, REFUSED)
     assert (found[unsigned].status, found[unsigned].attempts, found[unsigned].last_error) == (
@@ -200,10 +170,10 @@ async def test_a_failure_does_not_tell_a_closed_port_from_an_open_one(sessionmak
             b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n", reads_request=True
         ) as http,
     ):
-        closed = await add_webhook(sessionmaker, f"http://127.0.0.1:{closed_port()}/hook")
-        not_http = await add_webhook(sessionmaker, f"http://127.0.0.1:{ssh}/hook")
-        hangs_up = await add_webhook(sessionmaker, f"http://127.0.0.1:{silent}/hook")
-        failing = await add_webhook(sessionmaker, f"http://127.0.0.1:{http}/hook")
+        closed = await stored_webhook(sessionmaker, f"http://127.0.0.1:{closed_port()}/hook")
+        not_http = await stored_webhook(sessionmaker, f"http://127.0.0.1:{ssh}/hook")
+        hangs_up = await stored_webhook(sessionmaker, f"http://127.0.0.1:{silent}/hook")
+        failing = await stored_webhook(sessionmaker, f"http://127.0.0.1:{http}/hook")
         found = await deliver_all(sessionmaker, webhook_settings(LOOPBACK, max_attempts=1))
     outcomes = {key: (d.status, d.last_status_code, d.last_error) for key, d in found.items()}
     assert outcomes[closed] == outcomes[not_http] == outcomes[hangs_up] == ("dead", None, NO_ANSWER)

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
+from helpers.webhooks import stored_webhook
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import webhook_deliveries as repo
 from app.adapters.db.repositories.webhook_deliveries import Outcome
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session, write_transaction
-from app.adapters.db.webhook_models import Webhook, WebhookDelivery
-from app.domain.webhooks import DeletionEvent, EventType, new_secret
+from app.adapters.db.webhook_models import WebhookDelivery
+from app.domain.webhooks import DeletionEvent, EventType
 from app.services.webhooks.outbox import enqueue_events
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
@@ -30,21 +30,9 @@ async def add_webhook(
     *,
     enabled: bool = True,
 ) -> str:
-    webhook = Webhook(
-        id=str(uuid.uuid4()),
-        cluster=cluster,
-        url="http://127.0.0.1:9/hook",
-        description="",
-        event_types=[t.value for t in types],
-        secret=new_secret(),
-        enabled=enabled,
-        created_by="User:admin",
-        created_at=NOW,
-        updated_at=NOW,
+    return await stored_webhook(
+        sessionmaker, "http://127.0.0.1:9/hook", cluster=cluster, types=types, enabled=enabled, created_at=NOW
     )
-    async with write_transaction(sessionmaker) as session:
-        session.add(webhook)
-    return webhook.id
 
 
 def event(event_type: EventType, cluster: str = "demo", deletion_id: str = "d-1") -> DeletionEvent:
