@@ -37,6 +37,8 @@ from app.services.runtime import Runtime
 
 # A rejected or expired policy skips everything until its owner changes it (which asks again).
 _ENDED = frozenset({ApprovalStatus.REJECTED.value, ApprovalStatus.EXPIRED.value})
+# The request a running (approved) or waiting (pending) policy rests on.
+_ANSWERING = frozenset({ApprovalStatus.APPROVED.value, ApprovalStatus.PENDING.value})
 
 
 def covered_by(topics: Mapping[str, Any], existing: Sequence[str]) -> list[str]:
@@ -63,24 +65,28 @@ def _answered(
     protected: Sequence[str],
     rules: Sequence[ApprovalRule],
 ) -> bool:
-    """Whether the policy's latest approval request (approved, or still pending) answers for every
-    protected topic under every rule protecting it."""
-    if latest is None or latest.status != (policy.approval_status or ApprovalStatus.APPROVED.value):
-        return False
-    if latest.status not in (ApprovalStatus.APPROVED.value, ApprovalStatus.PENDING.value):
+    """Whether the policy's latest approval request answers for every protected topic under every rule
+    protecting it: approved (the policy runs) or still pending (it waits for that very request)."""
+    expected = policy.approval_status or ApprovalStatus.APPROVED.value
+    if expected not in _ANSWERING or latest is None or latest.status != expected:
         return False
     asked_rules = {rule["name"] for rule in latest.rules}
     return set(protected) <= set(latest.topics) and {rule.name for rule in rules} <= asked_rules
 
 
-async def needs_approval(session: AsyncSession, policy: RetentionPolicy, covered: Sequence[str]) -> bool:
-    """Whether ``policy`` covering ``covered`` must (again) wait for approval."""
+async def _protection(
+    session: AsyncSession, policy: RetentionPolicy, covered: Sequence[str]
+) -> tuple[list[ApprovalRule], list[str]]:
+    """The rules protecting ``covered`` against retention, and the topics among them they protect."""
     rules = await protecting(session, policy.cluster, covered, via=Exemption.RETENTION)
-    if not rules:
-        return False
-    protected = sorted(t for t in covered if any(rule.topics.matches(t) for rule in rules))
+    return rules, sorted(t for t in covered if any(rule.topics.matches(t) for rule in rules))
+
+
+async def _unanswered(
+    session: AsyncSession, policy: RetentionPolicy, rules: Sequence[ApprovalRule], protected: Sequence[str]
+) -> bool:
     latest = await repo.latest_request(session, SubjectKind.POLICY, policy.id)
-    return not _answered(latest, policy, protected, rules)
+    return bool(rules) and not _answered(latest, policy, protected, rules)
 
 
 async def hold_if_protected(
@@ -89,16 +95,15 @@ async def hold_if_protected(
     """In the transaction that creates or changes ``policy`` (or a rule of its cluster): hold it for
     approval when it covers a protected topic that its last approval did not answer for; release it when
     nothing protects it any more; whether it waits now."""
-    rules = await protecting(session, policy.cluster, covered, via=Exemption.RETENTION)
+    rules, protected = await _protection(session, policy, covered)
     need = requirement(rules)
     if need is None:
         if policy.approval_status is not None:
             await transitions.cancel_policy_request(session, policy.id, datetime.now(UTC))
         policy.approval_status = None
         return False
-    if not await needs_approval(session, policy, covered):
+    if not await _unanswered(session, policy, rules, protected):
         return policy.approval_status is not None
-    protected = sorted(t for t in covered if any(rule.topics.matches(t) for rule in rules))
     await transitions.hold_policy(session, policy, protected, need, actor)
     return True
 
@@ -122,14 +127,10 @@ async def hold_at_sweep(runtime: Runtime, policy: RetentionPolicy, matched: Sequ
     """A sweep matched ``matched``: when one of them is protected and the policy's last approval did not
     answer for it, hold the policy (audited as its owner's) instead of deleting; whether it waits."""
     async with read_session(runtime.sessionmaker) as session:
-        if not await needs_approval(session, policy, matched):
+        if not await _unanswered(session, policy, *await _protection(session, policy, matched)):
             return False
     async with write_transaction(runtime.sessionmaker) as session:
         current = await policies_repo.get_policy_by_id(session, policy.id)
-        if current is None:
-            return True  # deleted meanwhile: nothing to sweep
-        if current.approval_status is None and not await needs_approval(session, current, matched):
-            return False
-        if current.approval_status is None:
-            await hold_if_protected(session, current, matched, Actor(current.owner, current.owner_host))
-    return True
+        if current is None or current.approval_status is not None:
+            return True  # deleted, or held, meanwhile: nothing to sweep
+        return await hold_if_protected(session, current, matched, Actor(current.owner, current.owner_host))

@@ -135,7 +135,8 @@ async def _submit(
     runtime: Runtime, fields: _Fields, *, assess_consumers: bool = True, gated: bool = False
 ) -> Submission:
     """``gated``: a request of a caller, held for approval when a rule protects its topics (a retention
-    sweep's command is not: its policy was approved when created or widened)."""
+    sweep's command is not: the sweep held its policy instead unless its approval answers for every
+    protected topic it matched, ``app.services.approvals.policies``)."""
     request, principal, key, fingerprint = fields.request, fields.principal, fields.key, fields.fingerprint
     fields.timeout_ms = check_limits(request, runtime)
     if (existing := await _existing(runtime, principal, key)) is not None:
