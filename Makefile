@@ -12,13 +12,13 @@ SPARK_LINES := 35 4
 PYSPARK_35 := pyspark>=3.5,<3.6
 PYSPARK_4 := pyspark>=4,<5
 
-# Apache Kafka from Maven Central: the newest 4.x line that resolves with its dependencies.
-KAFKA_VERSION := 4.4.0
+# Apache Kafka from Maven Central, pinned in jvm/pom.xml (which says why that release).
+KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' jvm/pom.xml)
 MAVEN_REPO ?= $(HOME)/.m2/repository
-MAVEN_DEPENDENCY_PLUGIN := org.apache.maven.plugins:maven-dependency-plugin:3.8.1
+KAFKA_CLASSPATH := $(HOME)/.cache/kafka-purge/kafka.classpath
 
 .PHONY: run test check lint typecheck openapi openapi-check pytest spark-client bench clean \
-	postgres chromium jdk maven-check
+	postgres chromium jdk kafka
 
 # The service's own Spark tests (pull mode, push mode end to end) use the Spark client too.
 $(STAMP): pyproject.toml clients/spark/pyproject.toml
@@ -66,17 +66,19 @@ chromium:
 jdk:
 	command -v javac >/dev/null || scripts/apt-install openjdk-17-jdk-headless
 
-# Resolves Apache Kafka's broker artifact (with its dependencies) into Maven's local repository and
-# prints the jar's path: the check that Maven Central answers.
-maven-check:
-	@log=$$(mktemp); mvn -B -q -Dmaven.repo.local=$(MAVEN_REPO) $(MAVEN_DEPENDENCY_PLUGIN):get \
-		-Dartifact=org.apache.kafka:kafka_2.13:$(KAFKA_VERSION) >$$log 2>&1 \
-		|| { cat $$log; echo "maven-check: Maven could not resolve kafka_2.13 $(KAFKA_VERSION)" >&2; exit 1; }; \
-		rm -f $$log
-	@jar=$(MAVEN_REPO)/org/apache/kafka/kafka_2.13/$(KAFKA_VERSION)/kafka_2.13-$(KAFKA_VERSION).jar; \
-		test -f $$jar && echo $$jar || { echo "maven-check: $$jar is missing" >&2; exit 1; }
+# Apache Kafka's broker and tools (jvm/pom.xml) resolved from Maven Central into Maven's local
+# repository, once; their class path is written outside the repository, where tests/helpers/kafka_cluster.py
+# reads it. Fails loudly when Maven Central does not answer.
+kafka: $(KAFKA_CLASSPATH)
 
-pytest: $(STAMP) postgres chromium jdk
+$(KAFKA_CLASSPATH): jvm/pom.xml
+	@mkdir -p $(dir $@)
+	@log=$$(mktemp); mvn -B -q -f jvm/pom.xml -Dmaven.repo.local=$(MAVEN_REPO) dependency:build-classpath \
+		-Dmdep.outputFile=$@.tmp >$$log 2>&1 \
+		|| { cat $$log; echo "make kafka: Maven could not resolve Apache Kafka $(KAFKA_VERSION)" >&2; exit 1; }; \
+		rm -f $$log; mv $@.tmp $@; echo "Apache Kafka $(KAFKA_VERSION): class path in $@"
+
+pytest: $(STAMP) postgres chromium jdk kafka
 	$(BIN)/pytest -q -p no:cacheprovider
 
 spark-client: jdk $(foreach line,$(SPARK_LINES),.venv-spark$(line)/.installed)
