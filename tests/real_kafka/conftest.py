@@ -2,17 +2,27 @@
 test session, on first use; stopped at the end. Its folder (logs and data) is removed when every test
 passed and kept, with its path and each node's last errors printed, when one failed. The start-up time is
 printed in the terminal summary.
+
+``purge_service``: the service as in production, once per session: ``kafka-purge serve`` on a loopback
+port, on PostgreSQL, with the cluster ``real`` reached over SASL/SCRAM-SHA-512 as the user ``purge``,
+whose Kafka ACLs (created with Kafka's Admin API) allow what the service does and nothing else.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 from helpers.kafka_cluster import KafkaCluster
+from helpers.real_kafka import CLUSTER, SERVICE_ACLS, SERVICE_USER, cluster_settings, grant
+from helpers.service_processes import PG_ADMIN_DSN, ROOT, Service, service_env, start_service
 
 STARTED: list[KafkaCluster] = []
 
@@ -44,3 +54,26 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
                 ]
                 for line in errors[-5:]:
                     terminalreporter.write_line(f"  node {node.node_id}: {line}")
+
+
+@pytest.fixture(scope="session")
+def purge_service(kafka_cluster: KafkaCluster) -> Iterator[Service]:
+    grant(kafka_cluster, f"User:{SERVICE_USER}", SERVICE_ACLS)
+    name = f"purge_real_kafka_{secrets.token_hex(4)}"
+    asyncio.run(admin_sql(f'CREATE DATABASE "{name}"'))
+    env = service_env(f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}", kafka_cluster.bootstrap)
+    env["PURGE_CLUSTERS"] = json.dumps({CLUSTER: cluster_settings(kafka_cluster)})
+    service = start_service(env, ROOT)
+    try:
+        yield service
+    finally:
+        service.process.kill()
+        asyncio.run(admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+async def admin_sql(statement: str) -> None:
+    connection = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
