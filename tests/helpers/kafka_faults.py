@@ -18,7 +18,7 @@ from typing import Any
 
 import asyncpg
 import httpx
-from confluent_kafka import TopicPartition
+from confluent_kafka import ElectionType, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from helpers.kafka_cluster import KafkaCluster
@@ -75,7 +75,9 @@ def eventually(check: Callable[[], Any], timeout: float = 60.0, what: str = "") 
 
 @contextmanager
 def restored(cluster: KafkaCluster) -> Iterator[None]:
-    """Whatever the block did to the nodes, every node runs and serves afterwards."""
+    """Whatever the block did to the nodes, afterwards every node runs and serves, every replica is back
+    in sync and each partition is led by its preferred replica again, as before (group coordinators
+    included), so the tests that follow meet the cluster as they would have."""
     try:
         yield
     finally:
@@ -85,6 +87,14 @@ def restored(cluster: KafkaCluster) -> Iterator[None]:
         for node in cluster.nodes:
             cluster.start_node(node.node_id)
         cluster.wait_ready()
+        admin = AdminClient({**cluster.client_config(), "log_level": 0})
+        eventually(lambda: _all_in_sync(admin), what="every replica back in sync")
+        admin.elect_leaders(ElectionType.PREFERRED).result(timeout=60)  # "not needed" answers included
+
+
+def _all_in_sync(admin: AdminClient) -> bool:
+    topics = admin.list_topics(timeout=10).topics.values()
+    return all(set(p.isrs) == set(p.replicas) for topic in topics for p in topic.partitions.values())
 
 
 def pause(cluster: KafkaCluster, node_id: int) -> None:
@@ -143,8 +153,9 @@ class StagedService:
 
 
 def start_staged(env: dict[str, str]) -> StagedService:
-    worker = start_service(env, ROOT, workers_only=True)
+    """Both instances start side by side (the API-only one while the worker's start is awaited)."""
     process = spawn([sys.executable, "-m", "app", "serve", "--api-only", "--port", "0"], env, ROOT)
+    worker = start_service(env, ROOT, workers_only=True)
     port = process.wait_for(r"serving HTTP on [\d.]+:(\d+)").group(1)
     api = Service(process, f"http://127.0.0.1:{port}")
     eventually(lambda: _healthy(api), timeout=30, what="the API-only instance")

@@ -64,6 +64,7 @@ def staged(kafka_cluster: KafkaCluster) -> Iterator[StagedService]:
     with service_database() as url:
         env = service_env(url, kafka_cluster.bootstrap)
         env["PURGE_CLUSTERS"] = json.dumps({CLUSTER: cluster_settings(kafka_cluster)})
+        env["PURGE_DATABASE_POOL_SIZE"] = "2"  # two processes beside the session's service
         service = start_staged(env)
         try:
             yield service

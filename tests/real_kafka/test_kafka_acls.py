@@ -78,6 +78,7 @@ def acl_service_on(kafka_cluster: KafkaCluster, url: str) -> Iterator[Service]:
     clients = {user: USERS[user] for user in PRINCIPALS} | dict([ROOT_CLIENT])
     env["PURGE_AUTH_DEV_CLIENTS"] = json.dumps(clients)
     env["PURGE_SUPER_USERS"] = f"User:{ROOT_CLIENT[0]}"
+    env["PURGE_DATABASE_POOL_SIZE"] = "2"
     service = start_service(env, ROOT)
     try:
         yield service

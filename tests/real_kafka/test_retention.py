@@ -4,8 +4,17 @@ Kafka's Admin API reads it; a group the policy does not name holds nothing back.
 
 from __future__ import annotations
 
+import time
+
 import httpx
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 from helpers.kafka_cluster import KafkaCluster
 from helpers.kafka_faults import eventually
@@ -16,6 +25,12 @@ TOPIC = "consumed-orders"
 # How many records each group has read of partitions 0, 1 and 2.
 READ = {"consumed-billing": [30, 70, 100], "consumed-shipping": [50, 40, 100], "consumed-other": [5, 5, 5]}
 NAMED = ["consumed-billing", "consumed-shipping"]
+MOVING = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.REQUEST_TIMED_OUT,
+}
 
 
 def consume_and_commit(cluster: KafkaCluster, group: str, counts: list[int]) -> None:
@@ -36,9 +51,24 @@ def consume_and_commit(cluster: KafkaCluster, group: str, counts: list[int]) -> 
                 batch = consumer.consume(count - len(records), timeout=10)
                 assert all(record.error() is None for record in batch)
                 records += batch
-            consumer.commit(message=records[-1], asynchronous=False)
+            committed(consumer, records[-1])
     finally:
         consumer.close()
+
+
+def committed(consumer: Consumer, last: Message) -> None:
+    """Commit after ``last``; the group's coordinator may be moving (a broker of the shared cluster was
+    restarted by another test): a retriable refusal is committed again, as Kafka's consumers do."""
+    for _ in range(50):
+        try:
+            consumer.commit(message=last, asynchronous=False)
+        except KafkaException as exc:
+            if exc.args[0].code() not in MOVING:
+                raise
+            time.sleep(0.2)
+        else:
+            return
+    raise AssertionError("the group's coordinator kept refusing the commit")
 
 
 def committed_offsets(cluster: KafkaCluster, group: str) -> dict[int, int]:
