@@ -77,3 +77,11 @@ async def admin_sql(statement: str) -> None:
         await connection.execute(statement)
     finally:
         await connection.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The first test of this folder also starts the session's cluster and service (tens of seconds on a
+    loaded machine): every test here gets 300 s, not the suite's 120."""
+    for item in items:
+        if item.nodeid.startswith("tests/real_kafka/") and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(300))
