@@ -19,7 +19,7 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
-from app.adapters.db.faults import is_outage, recorded_commits
+from app.adapters.db.faults import fault_name, is_outage, recorded_commits
 from app.errors import DatabaseUnavailable
 from app.schemas.common import problem_responses
 
@@ -52,19 +52,11 @@ class DatabaseRoute(APIRoute):
                         fault = exc
                 if commits.reached or attempt == ATTEMPTS:
                     break
-                log.warning("database fault (%s); running the request again", _named(fault))
+                log.warning("database fault (%s); running the request again", fault_name(fault))
                 await asyncio.sleep(PAUSE_SECONDS * attempt)
-            # Neither the driver's message (it may quote statements and values) nor a stack trace.
             why = "after its work reached COMMIT" if commits.reached else f"in {attempt} attempts"
-            log.warning("database fault (%s) %s; answered 503", _named(fault), why)
+            log.warning("database fault (%s) %s; answered 503", fault_name(fault), why)
             unknown = " Its outcome is unknown: it may have been stored." if commits.reached else ""
             raise DatabaseUnavailable(f"The database cannot be used right now.{unknown}") from None
 
         return database_handler
-
-
-def _named(exc: BaseException) -> str:
-    """The error's class and SQLSTATE, enough to tell faults apart in the log."""
-    orig = getattr(exc, "orig", None)
-    state = getattr(orig, "sqlstate", None)
-    return f"{type(exc).__name__}{f' {state}' if state else ''}"

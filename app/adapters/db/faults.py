@@ -47,6 +47,13 @@ def is_outage(exc: BaseException) -> bool:
     return state.startswith(OUTAGE_STATES) or exc.statement is None
 
 
+def fault_name(exc: BaseException) -> str:
+    """The error's class and SQLSTATE: enough to tell faults apart in a log line, without the driver's
+    message (it may quote statements and values) or a stack trace."""
+    state = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    return f"{type(exc).__name__}{f' {state}' if state else ''}"
+
+
 @dataclass
 class Commits:
     """Whether an attempt at some work reached COMMIT in any unit of work (see the module's docstring)."""
