@@ -27,7 +27,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import DBAPIError, DisconnectionError, SQLAlchemyError
+from sqlalchemy.exc import DisconnectionError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 from sqlalchemy.util import await_only
@@ -155,7 +155,12 @@ def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 
 @asynccontextmanager
 async def write_transaction(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
-    """A session inside a write transaction (BEGIN IMMEDIATE on SQLite), committed on success."""
+    """A session inside a write transaction (BEGIN IMMEDIATE on SQLite), committed on success.
+
+    A COMMIT whose connection is lost (PostgreSQL) is asked about on another connection: committed, the
+    block ends as if nothing happened; rolled back, the error is raised as one before COMMIT; unknown,
+    it is raised as one after COMMIT (``app.adapters.db.faults``). Knowing the transaction's id costs
+    one round trip before each COMMIT."""
     async with sessionmaker() as session:
         # The option reaches the connection before its BEGIN, so the hook sees it.
         await _connect(session, {BEGIN_IMMEDIATE: True})
@@ -169,13 +174,14 @@ async def write_transaction(sessionmaker: async_sessionmaker[AsyncSession]) -> A
             raise
         try:
             await session.commit()
-        except DBAPIError as exc:
+        except Exception as exc:
             if xid is not None and is_outage(exc):
                 outcome = await _outcome(sessionmaker, xid)
-                if outcome == "committed":
-                    return
                 if outcome == "aborted":
                     raise
+                if outcome == "committed":
+                    note_commit()
+                    return
             note_commit()
             raise
         note_commit()
