@@ -65,7 +65,9 @@ async def running_service(tmp_path: Path) -> AsyncIterator[tuple[Service, str, s
         await produce(emulator.bootstrap, TOPIC, CLIENTS, RECORDS)
         async with database_url("postgresql", tmp_path) as url:
             url = url.replace("postgres@", f"postgres:{PASSWORD}@")
-            service = start_service(service_env(url, emulator.bootstrap), tmp_path, log_level="INFO")
+            # 8 connections (2 x the pool size): the PostgreSQL server is shared with other tests.
+            env = {**service_env(url, emulator.bootstrap), "PURGE_DATABASE_POOL_SIZE": "4"}
+            service = start_service(env, tmp_path, log_level="INFO")
             try:
                 yield service, url, url.rsplit("/", 1)[1]
             finally:
