@@ -194,7 +194,7 @@ async def test_terminated_backends_under_load_answer_no_5xx(tmp_path: Path) -> N
         answers = list(itertools.chain.from_iterable(results))
         statuses = Counter(status for _, _, status in answers)
         print(f"{len(answers)} requests, {terminated} backends terminated, statuses {dict(statuses)}")
-        assert terminated >= 100, terminated
+        assert terminated >= 50, terminated
         unexpected = [answer for answer in answers if answer[1] != answer[2]]
         assert not unexpected, unexpected
         db = Database(url)

@@ -36,6 +36,8 @@ from app.adapters.db.faults import is_outage, note_commit
 
 BEGIN_IMMEDIATE = "purge_begin_immediate"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+OUTCOME_ATTEMPTS = 4
+OUTCOME_PAUSE_SECONDS = 0.05
 log = logging.getLogger("kafka_purge.db")
 _SOCKET_CHECK_ONLY: ContextVar[bool] = ContextVar("purge_socket_check_only", default=False)
 P = ParamSpec("P")
@@ -202,12 +204,18 @@ async def _outcome(sessionmaker: async_sessionmaker[AsyncSession], xid: int) -> 
     (or it wrote nothing), or None when the database cannot say now."""
     if xid == 0:
         return "aborted"
-    try:
-        async with sessionmaker() as session:
-            status = (await session.execute(text("SELECT txid_status(:xid)"), {"xid": xid})).scalar()
-    except Exception:
-        return None
-    return str(status) if status in {"committed", "aborted"} else None
+    # The fault that cut the COMMIT (say, every backend terminated) may cut the first question too.
+    for attempt in range(OUTCOME_ATTEMPTS):
+        await asyncio.sleep(OUTCOME_PAUSE_SECONDS * attempt)
+        try:
+            async with sessionmaker() as session:
+                status = (await session.execute(text("SELECT txid_status(:xid)"), {"xid": xid})).scalar()
+        except Exception as exc:
+            log.info("the outcome of transaction %d is not known yet (%s)", xid, type(exc).__name__)
+            continue
+        if status in {"committed", "aborted"}:
+            return str(status)
+    return None
 
 
 @asynccontextmanager
