@@ -148,6 +148,17 @@ _TYPES = (
         "Retry after the Retry-After header's seconds. GET /readyz shows which dependency is down.",
     ),
     ProblemType(
+        "database-unavailable",
+        503,
+        "Database unavailable",
+        "The service's database cannot be used now: its connections were lost or cannot be opened, "
+        "or it refuses work (shutting down, too many connections). A request cut before anything was "
+        "committed is run again first; this answer means it could not be, or its outcome is unknown.",
+        "Retry after the Retry-After header's seconds; with an Idempotency-Key a POST /v1/deletions "
+        "retried answers with the deletion if the first attempt stored it. GET /readyz shows the "
+        "database's state.",
+    ),
+    ProblemType(
         "audit-chain-broken",
         503,
         "The audit chain is broken",

@@ -15,9 +15,9 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import Request, Response
-from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
+from app.api.database_route import DatabaseRoute
 from app.errors import FieldError, UnsupportedMediaType, ValidationFailed
 from app.gc_pause import collection_paused
 from app.text import CONTROL_CHARACTER_DETAIL, control_character_pointer
@@ -106,7 +106,7 @@ def _declared_length(request: Request) -> int:
     return int(declared) if declared.isdigit() else 0
 
 
-class StrictJsonRoute(APIRoute):
+class StrictJsonRoute(DatabaseRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 

@@ -6,18 +6,24 @@ import asyncio
 from typing import Literal
 
 from sqlalchemy import text
+from sqlalchemy.orm import Session
 
-from app.adapters.db.session import read_session
+from app.adapters.db.session import run_read
 from app.schemas.health import Readiness
 from app.services.runtime import Runtime
 
 CHECK_TIMEOUT_SECONDS = 2.0
 
 
+def _select_one(session: Session) -> None:
+    session.execute(text("SELECT 1"))
+
+
 async def _database_ok(runtime: Runtime) -> bool:
+    """Whether the database answers; a connection lost an instant ago is replaced first (``run_read``)."""
     try:
-        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS), read_session(runtime.sessionmaker) as session:
-            await session.execute(text("SELECT 1"))
+        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
+            await run_read(runtime.sessionmaker, _select_one)
     except Exception:
         return False
     return True

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.adapters.db.faults import fault_name, is_outage
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.session import write_transaction
 from app.domain.executor import Claim, Lease, Requester
@@ -168,8 +169,11 @@ class Executor:
                 self._wake.clear()
                 try:
                     claims = await self._claim()
-                except Exception:  # the database is away: keep the loop (and readiness) alive
-                    log.exception("claiming failed; retrying after the poll interval")
+                except Exception as exc:  # the database is away: keep the loop (and readiness) alive
+                    if is_outage(exc):
+                        log.warning("claiming failed: database unavailable (%s); retrying", fault_name(exc))
+                    else:
+                        log.exception("claiming failed; retrying after the poll interval")
             if claims:
                 self._start_batch(claims)
                 continue

@@ -12,6 +12,8 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from app.adapters.db.faults import fault_name, is_outage
+
 
 class Periodic:
     """Calls ``tick`` every ``interval`` seconds (sooner after ``wake``) between ``start`` and ``stop``."""
@@ -48,8 +50,13 @@ class Periodic:
         while True:
             try:
                 await self._tick()
-            except Exception:  # one failed tick must not end the work
-                self._log.exception("%s: tick failed", self._name)
+            except Exception as exc:  # one failed tick must not end the work
+                if is_outage(exc):
+                    self._log.warning(
+                        "%s: tick failed: database unavailable (%s)", self._name, fault_name(exc)
+                    )
+                else:
+                    self._log.exception("%s: tick failed", self._name)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._interval)

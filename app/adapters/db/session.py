@@ -9,6 +9,10 @@ foreign keys enforced.
 Writes go through one unit of work, :func:`write_transaction`, which commits or rolls back at its end;
 reads through a read session (:func:`read_session`; :func:`run_read` runs a synchronous read of Core rows,
 the API's hot read paths in ``app.adapters.db.repositories.deletion_reads``, in one the same way).
+
+A connection that cannot be opened at all (refused, unresolvable, timed out: the driver's ``OSError``)
+is raised as SQLAlchemy's ``DisconnectionError``, so that every database fault is one of SQLAlchemy's
+errors (``app.adapters.db.faults`` tells which mean an outage).
 """
 
 from __future__ import annotations
@@ -21,15 +25,19 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DisconnectionError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 from sqlalchemy.util import await_only
 
+from app.adapters.db.faults import is_outage, note_commit
+
 BEGIN_IMMEDIATE = "purge_begin_immediate"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+OUTCOME_ATTEMPTS = 4
+OUTCOME_PAUSE_SECONDS = 0.05
 log = logging.getLogger("kafka_purge.db")
 _SOCKET_CHECK_ONLY: ContextVar[bool] = ContextVar("purge_socket_check_only", default=False)
 P = ParamSpec("P")
@@ -77,8 +85,14 @@ ARRAY_TYPES = "SELECT NULL::boolean[], NULL::integer[], NULL::varchar[], NULL::b
 
 
 def _learn_array_types(dbapi_connection: Any, _record: Any) -> None:
-    """A new PostgreSQL connection learns every array type the service uses in one lookup."""
-    await_only(dbapi_connection.driver_connection.fetch(ARRAY_TYPES))
+    """A new PostgreSQL connection learns every array type the service uses in one lookup.
+
+    SQLAlchemy raises what a connect hook raises as it is; a connection lost during the lookup (its
+    backend terminated) is raised as the ``DisconnectionError`` it is, not as the driver's own error."""
+    try:
+        await_only(dbapi_connection.driver_connection.fetch(ARRAY_TYPES))
+    except Exception as exc:
+        raise DisconnectionError(f"a new connection was lost while set up ({type(exc).__name__})") from exc
 
 
 async def open_connections(engine: AsyncEngine) -> None:
@@ -143,16 +157,65 @@ def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 
 @asynccontextmanager
 async def write_transaction(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
-    """A session inside a write transaction (BEGIN IMMEDIATE on SQLite), committed on success."""
+    """A session inside a write transaction (BEGIN IMMEDIATE on SQLite), committed on success.
+
+    A COMMIT whose connection is lost (PostgreSQL) is asked about on another connection: committed, the
+    block ends as if nothing happened; rolled back, the error is raised as one before COMMIT; unknown,
+    it is raised as one after COMMIT (``app.adapters.db.faults``). Knowing the transaction's id costs
+    one round trip before each COMMIT."""
     async with sessionmaker() as session:
         # The option reaches the connection before its BEGIN, so the hook sees it.
-        await session.connection(execution_options={BEGIN_IMMEDIATE: True})
+        await _connect(session, {BEGIN_IMMEDIATE: True})
         try:
             yield session
+            # What is still pending is written first: a failure there leaves nothing committed.
+            await session.flush()
+            xid = await _transaction_id(session)
         except BaseException:
             await session.rollback()
             raise
-        await session.commit()
+        try:
+            await session.commit()
+        except Exception as exc:
+            if xid is not None and is_outage(exc):
+                outcome = await _outcome(sessionmaker, xid)
+                if outcome == "aborted":
+                    raise
+                if outcome == "committed":
+                    note_commit()
+                    return
+            note_commit()
+            raise
+        note_commit()
+
+
+async def _transaction_id(session: AsyncSession) -> int | None:
+    """PostgreSQL: the transaction's id if it wrote anything, so that a COMMIT whose connection was lost
+    can be asked about (:func:`_outcome`); 0 for one that wrote nothing (nothing to lose). None on SQLite,
+    whose COMMIT is a local call."""
+    if session.get_bind().dialect.name != "postgresql":
+        return None
+    xid = (await session.execute(text("SELECT txid_current_if_assigned()"))).scalar()
+    return 0 if xid is None else int(xid)
+
+
+async def _outcome(sessionmaker: async_sessionmaker[AsyncSession], xid: int) -> str | None:
+    """What became of transaction ``xid`` whose COMMIT lost its connection: "committed", "aborted"
+    (or it wrote nothing), or None when the database cannot say now."""
+    if xid == 0:
+        return "aborted"
+    # The fault that cut the COMMIT (say, every backend terminated) may cut the first question too.
+    for attempt in range(OUTCOME_ATTEMPTS):
+        await asyncio.sleep(OUTCOME_PAUSE_SECONDS * attempt)
+        try:
+            async with sessionmaker() as session:
+                status = (await session.execute(text("SELECT txid_status(:xid)"), {"xid": xid})).scalar()
+        except Exception as exc:
+            log.info("the outcome of transaction %d is not known yet (%s)", xid, type(exc).__name__)
+            continue
+        if status in {"committed", "aborted"}:
+            return str(status)
+    return None
 
 
 @asynccontextmanager
@@ -164,8 +227,15 @@ async def read_session(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncI
     """
     async with sessionmaker() as session:
         if session.bind is not None and session.bind.dialect.name == "postgresql":
-            await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+            await _connect(session, {"isolation_level": "AUTOCOMMIT"})
         yield session
+
+
+async def _connect(session: AsyncSession, options: dict[str, Any]) -> None:
+    try:
+        await session.connection(execution_options=options)
+    except OSError as exc:
+        raise DisconnectionError(f"the database cannot be connected to ({type(exc).__name__})") from exc
 
 
 async def run_read(
@@ -181,13 +251,14 @@ async def run_read(
     The checkout skips the pre-ping round trip (as costly as a small query): a connection the database
     closed is still refused when its socket has seen the close. One that died an instant ago (say the
     database restarted) fails its first statement instead, which invalidates it and every older
-    connection of the pool; ``read`` then runs once more, on a pinged connection. A read changes
-    nothing, so running it twice is safe; any other error is raised as is.
+    connection of the pool; ``read`` then runs once more, on a pinged connection (so does one cut by any
+    other outage, ``app.adapters.db.faults``). A read changes nothing, so running it twice is safe; any
+    other error is raised as is.
     """
     try:
         return await _read_once(sessionmaker, False, read, args, kwargs)
-    except DBAPIError as exc:
-        if not exc.connection_invalidated:
+    except SQLAlchemyError as exc:
+        if not is_outage(exc):
             raise
     return await _read_once(sessionmaker, True, read, args, kwargs)
 
@@ -200,7 +271,10 @@ async def _read_once(
     kwargs: dict[str, Any],
 ) -> T:
     async with sessionmaker() as session:
-        return await session.run_sync(_read_in, ping, read, args, kwargs)
+        try:
+            return await session.run_sync(_read_in, ping, read, args, kwargs)
+        except OSError as exc:
+            raise DisconnectionError(f"the database cannot be connected to ({type(exc).__name__})") from exc
 
 
 def _read_in(

@@ -5,13 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
+from app.api.database_route import DatabaseRoute
 from app.api.deps import RuntimeDep
 from app.auth import PrincipalDep
 from app.schemas.audit import ActionQuery, SinceQuery, UntilQuery
 from app.schemas.common import problem_responses
 from app.services import audit
 
-router = APIRouter(prefix="/v1/audit", tags=["audit"])
+router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=DatabaseRoute)
 
 NDJSON = "application/x-ndjson"
 

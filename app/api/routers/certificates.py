@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from app.api.database_route import DatabaseRoute
 from app.api.deps import RuntimeDep
 from app.api.response_examples import CERTIFICATE_EXAMPLE, SIGNING_KEYS_EXAMPLE
 from app.api.routers.deletions import DeletionId
@@ -13,7 +14,7 @@ from app.schemas.certificates import SigningKeysRead
 from app.schemas.common import problem_responses
 from app.services import certificates
 
-router = APIRouter(tags=["certificates"])
+router = APIRouter(tags=["certificates"], route_class=DatabaseRoute)
 
 
 @router.get(

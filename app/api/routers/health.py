@@ -5,12 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from app.api.database_route import DatabaseRoute
 from app.api.deps import RuntimeDep
 from app.schemas.health import Health, Readiness
 from app.services import health
 from app.services.backlog import refresh_backlog
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=DatabaseRoute)
 
 
 @router.get("/healthz", response_model=Health)

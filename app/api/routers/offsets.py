@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
+from app.api.database_route import DatabaseRoute
 from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import CLUSTER_EXAMPLES, TOPIC_EXAMPLES
 from app.api.response_examples import TOPIC_OFFSETS_EXAMPLE
@@ -16,7 +17,7 @@ from app.schemas.deletions import TopicName
 from app.schemas.inspection import DeletionEvidence, TopicOffsetsRead
 from app.services import inspection
 
-router = APIRouter(tags=["offsets"])
+router = APIRouter(tags=["offsets"], route_class=DatabaseRoute)
 
 
 @router.get(

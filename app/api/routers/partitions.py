@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
+from app.api.database_route import DatabaseRoute
 from app.api.deps import RuntimeDep
 from app.api.pagination import PARTITION, decode_cursor
 from app.api.routers.deletions import DeletionId
@@ -16,7 +17,9 @@ from app.schemas.common import PageLimit, problem_responses
 from app.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
 from app.services.deletions import visibility
 
-router = APIRouter(prefix="/v1/deletions/{deletion_id}/partitions", tags=["deletions"])
+router = APIRouter(
+    prefix="/v1/deletions/{deletion_id}/partitions", tags=["deletions"], route_class=DatabaseRoute
+)
 
 
 @router.get("", response_model=PartitionPage, responses=problem_responses(401, 404, 422))

@@ -17,7 +17,11 @@ Every guarantee of a transaction of its own holds: a deletion and its audit even
 request is answered only once its deletion is durable, nothing is accepted partially. An Idempotency-Key
 already stored, or taken by an earlier request of the same transaction, answers with that deletion. If
 the shared transaction fails (a key taken meanwhile by another instance, any database error), each of
-its requests is stored again in a transaction of its own, so one bad request never fails the others.
+its requests is stored again in a transaction of its own, so one bad request never fails the others
+(with the same deletion id: a shared transaction cut while committing that did commit makes the second
+insert a duplicate key, and ``app.services.deletions.submission`` answers with the deletion stored).
+Each request learns whether its deletion's transaction reached COMMIT (``app.adapters.db.faults``):
+a request cut before it may run again, one cut after it may not.
 A transaction holds at most ``max_partitions`` partitions (one executor batch); a larger deletion is
 stored alone.
 """
@@ -25,6 +29,7 @@ stored alone.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import logging
 from collections import deque
@@ -34,6 +39,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.adapters.db.faults import note_commit, recorded_commits
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import write_transaction
@@ -99,14 +105,27 @@ class AcceptBatcher:
         self._max_partitions = max_partitions
         self._waiting: deque[Waiting] = deque()
         self._task: asyncio.Task[None] | None = None
+        # Requests whose own transaction failed after reaching COMMIT: their outcome is unknown.
+        self._committing: set[asyncio.Future[Stored]] = set()
 
     async def store(self, accepted: Accepted) -> Stored:
         """Store ``accepted`` with whatever else is waiting; returns once it is committed."""
         future: asyncio.Future[Stored] = asyncio.get_running_loop().create_future()
         self._waiting.append((accepted, future))
         if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name="accept batcher")
-        return await future
+            # A context of its own: the batcher serves every request, not the one that started it.
+            self._task = asyncio.create_task(
+                self._run(), name="accept batcher", context=contextvars.Context()
+            )
+        try:
+            stored = await future
+        except Exception:
+            if future in self._committing:
+                self._committing.discard(future)
+                note_commit()
+            raise
+        note_commit()
+        return stored
 
     async def close(self) -> None:
         """Wait for the transaction under way (requests still waiting hold the server open anyway)."""
@@ -155,13 +174,16 @@ class AcceptBatcher:
                     _answer(future, stored)
                 return
         for accepted, future in batch:
-            try:
-                [stored] = await self._store_together([accepted])
-            except Exception as exc:
-                if not future.done():
-                    future.set_exception(exc)
-            else:
-                _answer(future, stored)
+            with recorded_commits() as commits:
+                try:
+                    [stored] = await self._store_together([accepted])
+                except Exception as exc:
+                    if not future.done():
+                        if commits.reached:
+                            self._committing.add(future)
+                        future.set_exception(exc)
+                else:
+                    _answer(future, stored)
 
     async def _store_together(self, batch: Sequence[Accepted]) -> list[Stored]:
         """One write transaction for ``batch``; each one's result, in order."""

@@ -37,7 +37,7 @@ from app.schemas.deletions import DeletionCreate
 from app.services.approvals import gate
 from app.services.deletions.assessment import assess, guard_unconsumed, plan_deletion
 from app.services.deletions.early import EarlyInsert, stores_early
-from app.services.deletions.intake import Accepted
+from app.services.deletions.intake import Accepted, Stored
 from app.services.deletions.plan import plan_checked, predicted_partitions
 from app.services.deletions.request import DeletionRequest
 from app.services.deletions.requested import requested_details
@@ -108,6 +108,11 @@ async def _existing(runtime: Runtime, principal: Principal, key: str | None) -> 
         return await repo.find_by_idempotency_key(session, principal.name, key)
 
 
+async def _stored(runtime: Runtime, deletion_id: str) -> Deletion | None:
+    async with read_session(runtime.sessionmaker) as session:
+        return await repo.get_deletion(session, deletion_id)
+
+
 async def submit_deletion(
     runtime: Runtime,
     request: DeletionCreate,
@@ -160,14 +165,20 @@ async def _submit(
         stored = await early.commit(planned, _requested_event(fields, deletion, planned, overridden))
     try:
         if stored is None:
-            deletion = _new_deletion(fields, planned)
+            # An early insert that failed keeps its id: if its COMMIT went through unseen, storing it
+            # again is a duplicate key, not a second deletion.
+            deletion = early.deletion if early is not None else _new_deletion(fields, planned)
             event = _requested_event(fields, deletion, planned, overridden)
             stored = await runtime.intake.store(Accepted(deletion, planned, event, gated=gated))
     except IntegrityError:
-        # A concurrent request with the same key won the unique constraint; answer with its deletion.
-        if (winner := await _existing(runtime, principal, key)) is None:
+        if (committed := await _stored(runtime, deletion.id)) is not None:
+            # An earlier transaction storing it was cut while committing, and did commit.
+            stored = Stored(committed, created=True)
+        elif (winner := await _existing(runtime, principal, key)) is not None:
+            # A concurrent request with the same key won the unique constraint; answer with its deletion.
+            return _replay(winner, fingerprint)
+        else:
             raise
-        return _replay(winner, fingerprint)
     if stored.held is not None:
         return await _submit_protected(runtime, fields, stored.held)
     if not stored.created:

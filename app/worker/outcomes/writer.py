@@ -32,6 +32,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.adapters.db.faults import fault_name, is_outage
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.worker.outcomes.earlier import Earlier
 from app.worker.outcomes.summary import OutcomeSummary, summary_ahead
@@ -145,8 +146,16 @@ class WriteBack:
                     open_deletions=open_deletions,
                     summary=self._summary,
                 )
-            except DBAPIError:
+            except DBAPIError as exc:
                 # Deadlock victim, lost connection...: the leases still hold, so trying again is safe.
-                log.exception("writing outcomes failed (attempt %d of %d)", attempt, APPLY_ATTEMPTS)
+                if is_outage(exc):
+                    log.warning(
+                        "writing outcomes failed: database unavailable (%s; attempt %d of %d)",
+                        fault_name(exc),
+                        attempt,
+                        APPLY_ATTEMPTS,
+                    )
+                else:
+                    log.exception("writing outcomes failed (attempt %d of %d)", attempt, APPLY_ATTEMPTS)
                 await asyncio.sleep(0.05 * attempt)
         return None
