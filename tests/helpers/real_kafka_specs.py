@@ -5,6 +5,7 @@ service's HTTP API as a caller uses it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,13 @@ from helpers.service_processes import Service
 
 CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 DELETE_RECORDS_COMMAND = "org.apache.kafka.tools.DeleteRecordsCommand"
+# A group coordinator still loading or just moved: the __consumer_offsets topic is created by the
+# session's first group request and its leaders settle afterwards.
+COORDINATOR_MOVING = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+}
 
 
 @dataclass(frozen=True)
@@ -89,11 +97,22 @@ def offsets_for_time(cluster: KafkaCluster, topic: str, partitions: int, time_ms
 
 
 def commit(cluster: KafkaCluster, group: str, topic: str, offsets: Mapping[int, int]) -> None:
-    """The group's committed offsets, written with Kafka's Admin API (OffsetCommit of an empty group)."""
+    """The group's committed offsets, written with Kafka's Admin API (OffsetCommit of an empty group).
+    Its answer carries an error per partition rather than failing: while the coordinator is still
+    loading or moving (``COORDINATOR_MOVING``) it is asked again."""
     admin = AdminClient(cluster.client_config())
     partitions = [TopicPartition(topic, p, offset) for p, offset in offsets.items()]
-    [future] = admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)]).values()
-    future.result(timeout=30)
+    deadline = time.monotonic() + 30
+    while True:
+        [future] = admin.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group, partitions)]
+        ).values()
+        errors = [tp.error for tp in future.result(timeout=30).topic_partitions if tp.error]
+        if not errors:
+            return
+        assert all(e.code() in COORDINATOR_MOVING for e in errors), errors
+        assert time.monotonic() < deadline, errors
+        time.sleep(0.2)
 
 
 def described_lags(cluster: KafkaCluster, *groups: str) -> dict[tuple[str, str, int], int]:

@@ -113,21 +113,24 @@ def test_before_on_a_log_append_time_topic(kafka_cluster: KafkaCluster, purge_se
 
 def test_committed_by_real_consumer_groups(kafka_cluster: KafkaCluster, purge_service: Service) -> None:
     """The minimum of the groups' offsets committed on the cluster; a group without a commit on a
-    partition refuses the request (fail closed) and nothing moves."""
+    partition refuses the request (fail closed), and so does the guard for a group not named that has not
+    read up to the cut (409) unless ignored; nothing moves until then."""
     topic_with_records(kafka_cluster, "specs-committed", 2, 50)
     commit(kafka_cluster, "specs-billing", "specs-committed", {0: 30, 1: 45})
     commit(kafka_cluster, "specs-export", "specs-committed", {0: 40, 1: 20})
     commit(kafka_cluster, "specs-partial", "specs-committed", {0: 10})
     api = Api(purge_service)
-    viewed = api.topic("specs-committed")["partitions"]
-    print("VIEWED", viewed)
     refused = api.post([{"topic": "specs-committed", "committed_by": ["specs-billing", "specs-partial"]}])
-    print("REFUSED", refused.text)
     assert refused.status_code == 422, refused.text
     assert refused.headers["content-type"] == "application/problem+json"
     assert "specs-partial" in refused.text
     assert log_start_offsets(kafka_cluster, "specs-committed", 2) == {0: 0, 1: 0}
-    deletion = api.delete([{"topic": "specs-committed", "committed_by": ["specs-billing", "specs-export"]}])
+    entries = [{"topic": "specs-committed", "committed_by": ["specs-billing", "specs-export"]}]
+    guarded = api.post(entries)
+    assert guarded.status_code == 409, guarded.text
+    assert guarded.json()["groups"] == [{"group": "specs-partial", "unread_records": 20, "partitions": 1}]
+    assert log_start_offsets(kafka_cluster, "specs-committed", 2) == {0: 0, 1: 0}
+    deletion = api.delete(entries, ignore_groups=["specs-partial"])
     assert deletion["status"] == "succeeded", deletion
     assert by_partition(deletion["partitions"], "resolved_offset") == {0: 30, 1: 20}
     assert by_partition(deletion["partitions"], "low_watermark") == {0: 30, 1: 20}
