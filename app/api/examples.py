@@ -74,7 +74,8 @@ DELETION_EXAMPLES: dict[str, Examples] = {
         "LeaderOnly: orders.eu partition 5, done once the leader truncated",
         "leader_only: a partition succeeds once its leader's log start offset reached the offset, "
         "without waiting for the followers (DeleteRecords v3, the LeaderOnly KIP; the demo's emulated "
-        "brokers serve it, Apache Kafka 3.9 does not and such partitions fail with UNSUPPORTED_VERSION).",
+        "brokers serve it, Apache Kafka (up to 4.4) does not and such partitions fail with "
+        "UNSUPPORTED_VERSION).",
         [{"topic": "orders.eu", "partition": 5, "offset": 150}],
         leader_only=True,
         timeout_ms=10000,

@@ -41,7 +41,7 @@ class EmulatorProcess:
             "--config",
             str(self.topology),
             # The demo shows LeaderOnly deletions, so its brokers serve the DeleteRecords v3 draft, which no
-            # Apache Kafka release has (3.9 serves v0-2, the emulator's default).
+            # Apache Kafka release has (4.4 serves v0-2, the emulator's default).
             "--delete-records-max-version",
             "3",
             stdout=asyncio.subprocess.PIPE,

@@ -126,7 +126,7 @@ async def prepare(
     log.info("demo data: %d records in the emulated cluster at %s", count, emulator.bootstrap)
     log.info(
         "the emulated brokers serve DeleteRecords v3 (the LeaderOnly KIP draft) for leader_only deletions; "
-        "Apache Kafka 3.9 serves v0-2"
+        "Apache Kafka (up to 4.4) serves v0-2"
     )
     return settings
 

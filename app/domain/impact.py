@@ -71,6 +71,16 @@ def unread(resolved: int, log_start: int, committed: int) -> int:
     return max(0, resolved - max(committed, log_start))
 
 
+def uncommitted(impact: PartitionImpact, last_stable: int) -> int:
+    """Records of transactions still open (from the last stable offset up to the high watermark) that
+    the cut removes: ``-1`` and ``end`` reach the high watermark, past the last stable offset."""
+    if impact.predicted_outcome != "NONE":
+        return 0
+    return max(
+        0, min(impact.resolved_offset, impact.high_watermark) - max(last_stable, impact.log_start_offset)
+    )
+
+
 def partition_impact(
     tp: TopicPartition,
     resolved: int,

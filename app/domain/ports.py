@@ -128,6 +128,13 @@ class KafkaGateway(Protocol):
         """ListOffsets EARLIEST on each partition's leader (the leader's log start offset)."""
         ...
 
+    async def last_stable_offsets(
+        self, cluster: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """ListOffsets LATEST read_committed on each partition's leader: the last stable offset, below
+        the high watermark while a transaction is open."""
+        ...
+
     def delete_records_as_answered(
         self,
         cluster: str,

@@ -27,7 +27,8 @@ class CutTimeRead(BaseModel):
     record_found: bool = Field(description="False: no record at or after the time, so the cut is the end")
     first_record_timestamp_ms: int | None = Field(description="Time of the first record kept")
     timestamps: TimestampCheckRead | None = Field(
-        description="What the records around the cut show (null when not sampled: over 1,000 partitions)"
+        description="What the records around the cut show (null when not sampled: over 1,000 partitions, "
+        "or the service's Kafka principal may not READ the topic)"
     )
 
 
@@ -40,10 +41,19 @@ class PartitionPreview(BaseModel):
     resolved_offset: int = Field(description="The concrete offset the spec resolves to now")
     log_start_offset: int = Field(description="The partition's log start offset now (its first record)")
     high_watermark: int = Field(
-        description="The partition's high watermark now (the offset after its last record)"
+        description="The partition's high watermark now (the offset after its last record, also of "
+        "transactions still open)"
+    )
+    last_stable_offset: int = Field(
+        description="The partition's last stable offset now: the first offset of the oldest open "
+        "transaction (what read_committed consumers read up to); the high watermark when none is open"
     )
     records_deleted: int = Field(
         description="Records that would go: the resolved offset minus the log start offset"
+    )
+    uncommitted_records: int = Field(
+        description="Records of open transactions among those that would go (between the last stable "
+        "offset and the cut): -1 and end reach the high watermark, past the last stable offset"
     )
     predicted_outcome: str = Field(description="Kafka's error name, NONE when the deletion would succeed")
     unconsumed_groups: list[GroupLagRead] = Field(

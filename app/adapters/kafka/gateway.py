@@ -19,7 +19,14 @@ from app.adapters.kafka.client import ClusterClient, ClusterUnreachable
 from app.adapters.kafka.deleting import delete_on_leaders, outcomes_of
 from app.adapters.kafka.inspection import ClusterInspection
 from app.adapters.kafka.leader_offsets import judge_out_of_range, offsets_on_leaders, out_of_range
-from app.adapters.kafka.metadata import EARLIEST, LATEST, Metadata, TopicMetadata
+from app.adapters.kafka.metadata import (
+    EARLIEST,
+    LATEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    Metadata,
+    TopicMetadata,
+)
 from app.adapters.kafka.recent import RecentTopics, SingleFlight
 from app.adapters.kafka.topic_listing import TopicListing
 from app.domain.ports import PartitionOutcome, TopicPartition
@@ -150,6 +157,13 @@ class KafkaClusters(ClusterInspection, TopicListing):
         the cluster cannot be reached)."""
         return (await self._read_offsets(cluster, partitions, LATEST))[0]
 
+    async def last_stable_offsets(
+        self, cluster: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """ListOffsets LATEST read_committed on each leader: the offset before which every transaction
+        has ended; ServiceUnavailable if any partition could not be read."""
+        return await self._list_offsets(cluster, partitions, LATEST, READ_COMMITTED)
+
     async def log_start_offsets(
         self, cluster: str, partitions: Sequence[TopicPartition]
     ) -> dict[TopicPartition, int]:
@@ -157,13 +171,17 @@ class KafkaClusters(ClusterInspection, TopicListing):
         return await self._list_offsets(cluster, partitions, EARLIEST)
 
     async def _list_offsets(
-        self, cluster: str, partitions: Sequence[TopicPartition], timestamp: int
+        self,
+        cluster: str,
+        partitions: Sequence[TopicPartition],
+        timestamp: int,
+        isolation: int = READ_UNCOMMITTED,
     ) -> dict[TopicPartition, int]:
         """ListOffsets on each partition's leader. The leaders may come from metadata up to five minutes
         old (``RecentTopics.routes``), as Kafka's consumers route: the offsets are still the leaders' own
         answers, and a partition whose leader moved (refused, or not in that metadata) is asked again
         with fresh metadata."""
-        offsets, failed = await self._read_offsets(cluster, partitions, timestamp)
+        offsets, failed = await self._read_offsets(cluster, partitions, timestamp, isolation)
         if failed:
             shown = "; ".join(f"{tp}: {o.error}" for tp, o in sorted(failed.items())[:10])
             raise ServiceUnavailable(
@@ -172,7 +190,11 @@ class KafkaClusters(ClusterInspection, TopicListing):
         return offsets
 
     async def _read_offsets(
-        self, cluster: str, partitions: Sequence[TopicPartition], timestamp: int
+        self,
+        cluster: str,
+        partitions: Sequence[TopicPartition],
+        timestamp: int,
+        isolation: int = READ_UNCOMMITTED,
     ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, PartitionOutcome]]:
         """The offsets read and the partitions that could not be, each with its leader's error."""
         offsets: dict[TopicPartition, int] = {}
@@ -182,11 +204,13 @@ class KafkaClusters(ClusterInspection, TopicListing):
             known = memory.routes(sorted({tp.topic for tp in partitions})) if memory else None
             if known is not None:
                 client = await self._client(cluster)
-                offsets, failed = await offsets_on_leaders(client, Metadata((), known), partitions, timestamp)
+                offsets, failed = await offsets_on_leaders(
+                    client, Metadata((), known), partitions, timestamp, isolation
+                )
                 partitions = list(failed)
             if partitions:
                 client, metadata = await self._metadata(cluster, [tp.topic for tp in partitions])
-                fresh, failed = await offsets_on_leaders(client, metadata, partitions, timestamp)
+                fresh, failed = await offsets_on_leaders(client, metadata, partitions, timestamp, isolation)
                 offsets.update(fresh)
         except ClusterUnreachable as exc:
             raise ServiceUnavailable(str(exc)) from exc

@@ -18,7 +18,13 @@ from collections.abc import Mapping, Sequence
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient
 from app.adapters.kafka.deleting import outcomes_of
-from app.adapters.kafka.metadata import Metadata, list_offsets_request, read_list_offsets, route
+from app.adapters.kafka.metadata import (
+    READ_UNCOMMITTED,
+    Metadata,
+    list_offsets_request,
+    read_list_offsets,
+    route,
+)
 from app.adapters.kafka.protocol import VersionUnsupported
 from app.domain.ports import PartitionOutcome, TopicPartition
 
@@ -31,12 +37,16 @@ Refusals = dict[TopicPartition, PartitionOutcome]
 
 
 async def offsets_on_leaders(
-    client: ClusterClient, metadata: Metadata, partitions: Sequence[TopicPartition], timestamp: int
+    client: ClusterClient,
+    metadata: Metadata,
+    partitions: Sequence[TopicPartition],
+    timestamp: int,
+    isolation: int = READ_UNCOMMITTED,
 ) -> tuple[Offsets, Refusals]:
     """The offsets read, and the partitions that could not be read with their outcome."""
     by_leader, failed = route(metadata, partitions)
     answers = await asyncio.gather(
-        *(_list_on_leader(client, leader, tps, timestamp) for leader, tps in by_leader.items())
+        *(_list_on_leader(client, leader, tps, timestamp, isolation) for leader, tps in by_leader.items())
     )
     offsets: Offsets = {}
     for answer in answers:
@@ -49,12 +59,12 @@ async def offsets_on_leaders(
 
 
 async def _list_on_leader(
-    client: ClusterClient, leader: int, partitions: list[TopicPartition], timestamp: int
+    client: ClusterClient, leader: int, partitions: list[TopicPartition], timestamp: int, isolation: int
 ) -> Refusals:
     """ListOffsets on one leader; the offset travels in ``low_watermark`` of the outcome."""
     try:
         response = await client.send(
-            leader, list_offsets_request(partitions, timestamp), timeout_s=client.timeout_s
+            leader, list_offsets_request(partitions, timestamp, isolation), timeout_s=client.timeout_s
         )
     except BrokerFailure as exc:
         return outcomes_of(partitions, exc.error, exc.message)

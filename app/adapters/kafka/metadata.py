@@ -14,7 +14,7 @@ from app.domain.ports import PartitionOutcome, TopicPartition
 LATEST = -1
 EARLIEST = -2
 _CONSUMER_REPLICA_ID = -1
-_READ_UNCOMMITTED = 0
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # ListOffsets' isolation levels
 
 
 class PartitionMetadata(NamedTuple):
@@ -64,14 +64,17 @@ def route(
     return dict(by_leader), failed
 
 
-def list_offsets_request(partitions: Iterable[TopicPartition], timestamp: int) -> Any:
-    """ListOffsets for one broker; LATEST answers the high watermark (read_uncommitted), EARLIEST the
-    log start offset."""
+def list_offsets_request(
+    partitions: Iterable[TopicPartition], timestamp: int, isolation: int = READ_UNCOMMITTED
+) -> Any:
+    """ListOffsets for one broker; LATEST answers the high watermark (read_uncommitted) or the last
+    stable offset (read_committed: the first offset of the oldest open transaction), EARLIEST the log
+    start offset."""
     by_topic: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for tp in partitions:
         by_topic[tp.topic].append((tp.partition, timestamp))
     topics = [(name, sorted(parts)) for name, parts in sorted(by_topic.items())]
-    return ListOffsetsRequest(_CONSUMER_REPLICA_ID, _READ_UNCOMMITTED, topics)
+    return ListOffsetsRequest(_CONSUMER_REPLICA_ID, isolation, topics)
 
 
 def read_list_offsets(response: Any) -> dict[TopicPartition, tuple[str, int]]:

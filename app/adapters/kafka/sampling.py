@@ -1,5 +1,8 @@
 """Reading record timestamps around an offset (Fetch, read_uncommitted), for the preview's check of
-out-of-order timestamps near a time-based cut. One Fetch per leader with all of its partitions."""
+out-of-order timestamps near a time-based cut. One Fetch per leader with all of its partitions.
+
+Fetch needs READ on the topic, which the service's principal needs for nothing else: a partition whose
+leader refuses it (TOPIC_AUTHORIZATION_FAILED) is left out, and its check is null in the preview."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from app.domain.ports import TopicPartition
 
 PARTITION_MAX_BYTES = 64 * 1024
 _READ_UNCOMMITTED = 0
+UNREADABLE = "TOPIC_AUTHORIZATION_FAILED"
 
 
 def _timestamps(records: bytes | None, start: int, limit: int) -> list[tuple[int, int]]:
@@ -46,7 +50,9 @@ async def _on_leader(
     for topic, parts in response.topics:
         for part in parts:
             tp = TopicPartition(str(topic), int(part[0]))
-            if (error := error_name(int(part[1]))) != "NONE":
+            if (error := error_name(int(part[1]))) == UNREADABLE:
+                continue
+            if error != "NONE":
                 raise TopicQueryFailed(f"Fetch of {tp} on broker {leader}: {error}")
             sampled[tp] = _timestamps(part[-1], starts[tp], limit)
     return sampled

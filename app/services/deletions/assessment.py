@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from app.adapters.db.repositories.deletions import PlannedPartition
@@ -32,6 +32,9 @@ from app.services.runtime import Runtime
 class Assessment:
     impacts: list[PartitionImpact]
     groups: dict[str, GroupInfo]
+    # Each partition's last stable offset (a preview's only): below the high watermark while a
+    # transaction is open.
+    last_stable: dict[TopicPartition, int] = field(default_factory=dict)
 
 
 async def assess(
@@ -57,7 +60,7 @@ async def assess(
     facts = await (_everything if preview else _behind_the_cut)(runtime, request, plan, group_ids)
     if facts is None:
         return Assessment([], {})
-    partitions, starts, watermarks, committed, versions = facts
+    partitions, starts, watermarks, committed, versions, last_stable = facts
     cuts = []
     for tp in partitions:
         placement = plan.layouts[tp.topic].partitions.get(tp.partition)
@@ -74,7 +77,7 @@ async def assess(
     if preview:
         affected = sorted({g.group for i in impacts for g in i.groups})
         groups = await gateway.describe_groups(cluster, affected) if affected else {}
-    return Assessment(impacts, groups)
+    return Assessment(impacts, groups, last_stable)
 
 
 class _Facts(NamedTuple):
@@ -83,6 +86,7 @@ class _Facts(NamedTuple):
     high_watermarks: dict[TopicPartition, int]
     committed: Mapping[str, Mapping[TopicPartition, int]]
     versions: dict[int, int]
+    last_stable: dict[TopicPartition, int]
 
 
 async def _everything(
@@ -91,13 +95,14 @@ async def _everything(
     """A preview's facts: every partition, read at once."""
     cluster, gateway = request.cluster, runtime.gateway
     partitions = [c.partition for c in plan.cuts]
-    starts, watermarks, committed, versions = await asyncio.gather(
+    starts, watermarks, last_stable, committed, versions = await asyncio.gather(
         gateway.log_start_offsets(cluster, partitions),
         gateway.high_watermarks(cluster, partitions),
+        gateway.last_stable_offsets(cluster, partitions),
         gateway.committed_offsets(cluster, group_ids, partitions),
         gateway.delete_records_versions(cluster) if request.leader_only else empty(),
     )
-    return _Facts(partitions, starts, watermarks, committed, versions)
+    return _Facts(partitions, starts, watermarks, committed, versions, last_stable)
 
 
 async def _behind_the_cut(
@@ -120,7 +125,7 @@ async def _behind_the_cut(
     starts, watermarks = await asyncio.gather(
         gateway.log_start_offsets(cluster, behind), gateway.high_watermarks(cluster, behind)
     )
-    return _Facts(behind, starts, watermarks, committed, {})
+    return _Facts(behind, starts, watermarks, committed, {}, {})
 
 
 def guard_unconsumed(request: DeletionRequest, assessment: Assessment) -> list[UnconsumedGroup]:

@@ -18,7 +18,7 @@ from app.adapters.db.session import write_transaction
 from app.audit import append_event, canonical_json, events
 from app.audit.events import Actor
 from app.auth import Principal
-from app.domain.impact import PartitionImpact, UnconsumedGroup, unconsumed_groups
+from app.domain.impact import PartitionImpact, UnconsumedGroup, uncommitted, unconsumed_groups
 from app.domain.ports import TopicPartition
 from app.domain.timestamps import WINDOW, judge_cut, sample_start
 from app.errors import NotFound, PurgeError
@@ -84,8 +84,10 @@ def _partitions_json(
         return found
 
     specs = [canonical_json(spec) for spec in plan.specs]
+    last_stable = assessment.last_stable
     parts = []
     for cut, impact in zip(plan.cuts, assessment.impacts, strict=True):
+        stable = last_stable.get(impact.partition, impact.high_watermark)
         groups = ",".join(
             [
                 f'{{"committed_offset":{g.committed_offset},"group":{text(g.group)},'
@@ -96,10 +98,12 @@ def _partitions_json(
         cut_time = canonical_json(_cut_time(plan, impact, cut.spec.before_ms, samples))
         parts.append(
             f'{{"cut_time":{cut_time},"high_watermark":{impact.high_watermark},'
+            f'"last_stable_offset":{stable},'
             f'"log_start_offset":{impact.log_start_offset},"partition":{impact.partition.partition},'
             f'"predicted_outcome":{text(impact.predicted_outcome)},'
             f'"records_deleted":{impact.records_deleted},"resolved_offset":{impact.resolved_offset},'
             f'"spec":{specs[cut.entry]},"topic":{text(impact.partition.topic)},'
+            f'"uncommitted_records":{uncommitted(impact, stable)},'
             f'"unconsumed_groups":[{groups}]}}'
         )
     return "[" + ",".join(parts) + "]"

@@ -34,6 +34,8 @@ async def test_preview_reports_exact_lag_and_stores_nothing(
     parts = {p["partition"]: p for p in preview["partitions"]}
     assert parts[0]["records_deleted"] == 9
     assert parts[0]["predicted_outcome"] == "NONE"
+    # No transaction open: the last stable offset is the high watermark, no uncommitted record goes.
+    assert [(p["last_stable_offset"], p["uncommitted_records"]) for p in parts.values()] == [(10, 0), (20, 0)]
     assert {
         (g["group"], g["committed_offset"], g["unread_records"]) for g in parts[0]["unconsumed_groups"]
     } == {

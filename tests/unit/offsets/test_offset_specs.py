@@ -13,6 +13,7 @@ from app.domain.impact import (
     is_compact_only,
     partition_impact,
     predict_outcome,
+    uncommitted,
     unconsumed_groups,
 )
 from app.domain.offsets import Facts, OffsetSpec, PlannedCut, SpecEntry, expand, needed_facts, resolve
@@ -71,6 +72,17 @@ def test_impact_counts_unread_records_from_the_log_start() -> None:
     assert [(g.group, g.unread_records) for g in unconsumed_groups([impact], ["gone"])] == [("behind", 4)]
     failed = partition_impact(TP("t", 0), 11, 4, 10, "OFFSET_OUT_OF_RANGE", committed, {})
     assert (failed.records_deleted, failed.groups) == (0, ())
+
+
+def test_uncommitted_records_lie_between_the_last_stable_offset_and_the_cut() -> None:
+    """Log start 4, last stable offset 7 (a transaction open from there), high watermark 10."""
+    at_end = partition_impact(TP("t", 0), 10, 4, 10, "NONE", {}, {})
+    assert uncommitted(at_end, 7) == 3
+    assert uncommitted(partition_impact(TP("t", 0), 8, 4, 10, "NONE", {}, {}), 7) == 1
+    assert uncommitted(partition_impact(TP("t", 0), 6, 4, 10, "NONE", {}, {}), 7) == 0
+    assert uncommitted(at_end, 10) == 0  # no transaction open
+    assert uncommitted(at_end, 2) == 6  # open below the log start: only the records still there count
+    assert uncommitted(partition_impact(TP("t", 0), 10, 4, 10, "POLICY_VIOLATION", {}, {}), 7) == 0
 
 
 def test_predicted_outcomes() -> None:

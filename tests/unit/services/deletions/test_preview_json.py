@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.audit import canonical_json
-from app.domain.impact import GroupImpact, PartitionImpact
+from app.domain.impact import GroupImpact, PartitionImpact, uncommitted
 from app.domain.offsets import OffsetSpec, PlannedCut
 from app.domain.ports import TimeOffset, TopicPartition
 from app.services.deletions.assessment import Assessment
@@ -35,7 +35,10 @@ def _preview() -> tuple[Plan, Assessment, dict[TopicPartition, list[tuple[int, i
             outcome = "NONE" if partition else "POLICY_VIOLATION"
             impacts.append(PartitionImpact(tp, 5, 0, 20, 5 if partition else 0, outcome, groups))
     plan = Plan(cuts, {}, specs, {}, times, {})
-    return plan, Assessment(impacts, {}), samples
+    # Open transactions: the last stable offset below the cut (uncommitted records go), at the log start
+    # offset, or unknown (the high watermark).
+    last_stable = {impact.partition: (3, 0)[i % 2] for i, impact in enumerate(impacts) if i % 3}
+    return plan, Assessment(impacts, {}, last_stable), samples
 
 
 def _as_dicts(plan: Plan, assessment: Assessment, samples: Any) -> list[dict[str, Any]]:
@@ -47,7 +50,11 @@ def _as_dicts(plan: Plan, assessment: Assessment, samples: Any) -> list[dict[str
             "resolved_offset": impact.resolved_offset,
             "log_start_offset": impact.log_start_offset,
             "high_watermark": impact.high_watermark,
+            "last_stable_offset": assessment.last_stable.get(impact.partition, impact.high_watermark),
             "records_deleted": impact.records_deleted,
+            "uncommitted_records": uncommitted(
+                impact, assessment.last_stable.get(impact.partition, impact.high_watermark)
+            ),
             "predicted_outcome": impact.predicted_outcome,
             "unconsumed_groups": [
                 {"group": g.group, "committed_offset": g.committed_offset, "unread_records": g.unread_records}
