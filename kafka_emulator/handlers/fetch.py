@@ -85,11 +85,14 @@ class _FetchPlan:
         partition = self.state.partition(name, index)
         if partition is None:
             return _error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if partition.leader != self.broker and not (self.any_replica and self.broker in partition.replicas):
+        if self.broker not in partition.replicas:
             return _error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        # The epoch first, then leadership (Partition.getLocalLog).
         epoch_error = check_epoch(partition, part.get("CurrentLeaderEpoch", -1))
         if epoch_error != ErrorCode.NONE:
             return _error(index, epoch_error)
+        if partition.leader != self.broker and not self.any_replica:
+            return _error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         log = partition.logs[self.broker]
         offset = part["FetchOffset"]
         if offset < log.log_start_offset or offset > log.log_end_offset:

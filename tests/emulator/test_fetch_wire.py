@@ -165,8 +165,8 @@ async def test_partition_max_bytes_limits_whole_batches(
     assert first_base_offset(tiny["records"]) == 5
 
 
-def follower_fetch(version: int) -> dict[str, object]:
-    wanted = {"Partition": 0, "CurrentLeaderEpoch": -1, "FetchOffset": 0, "LogStartOffset": -1}
+def follower_fetch(version: int, epoch: int = -1) -> dict[str, object]:
+    wanted = {"Partition": 0, "CurrentLeaderEpoch": epoch, "FetchOffset": 0, "LogStartOffset": -1}
     return {
         "ReplicaId": -1,
         "MaxWaitMs": 0,
@@ -193,3 +193,27 @@ async def test_consumers_fetch_from_a_follower_from_v11_only(
     new = (await connection.request("Fetch", 12, follower_fetch(12)))["Responses"][0]["Partitions"][0]
     assert (new["ErrorCode"], new["HighWatermark"], new["LogStartOffset"]) == (0, 10, 0)
     assert first_base_offset(new["Records"]) == 0
+
+
+async def test_a_stale_leader_epoch_is_fenced_before_leadership_is_checked(
+    cluster: EmulatedCluster, raw: RawFactory
+) -> None:
+    """Kafka checks CurrentLeaderEpoch before leadership (Partition.getLocalLog): a follower answers a stale
+    epoch with FENCED_LEADER_EPOCH, and NOT_LEADER_OR_FOLLOWER only for the current epoch."""
+    cluster.create_topic("t", 1, 3)
+    await produce(cluster, "t", 0, 10)
+    old = cluster.model.leader_of("t", 0)
+    new = next(b for b in (1, 2, 3) if b != old)
+    cluster.move_leader("t", 0, new)
+    connection = await raw(old)
+    stale = await connection.request("Fetch", 10, follower_fetch(10, epoch=0))
+    assert stale["Responses"][0]["Partitions"][0]["ErrorCode"] == ErrorCode.FENCED_LEADER_EPOCH
+    current = await connection.request("Fetch", 10, follower_fetch(10, epoch=1))
+    assert current["Responses"][0]["Partitions"][0]["ErrorCode"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    epochs = {
+        "Topics": [
+            {"Topic": "t", "Partitions": [{"Partition": 0, "CurrentLeaderEpoch": 0, "LeaderEpoch": 0}]}
+        ]
+    }
+    answer = await connection.request("OffsetForLeaderEpoch", 4, {"ReplicaId": -1, **epochs})
+    assert answer["Topics"][0]["Partitions"][0]["ErrorCode"] == ErrorCode.FENCED_LEADER_EPOCH
