@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
-
-from helpers.referee.session import ConnectionClosed, Session, error_name, metadata_body
+from helpers.referee.leadership import move_leader
+from helpers.referee.log_actions import list_offsets
+from helpers.referee.session import Session, error_name, metadata_body
 from kafka_emulator.protocol import messages
 
 Observed = dict[str, Any]
@@ -185,133 +185,23 @@ async def api_versions(s: Session, apis: list[str], version: int = 3) -> Observe
     return {api: ranges.get(messages.api_key(api), "absent") for api in apis}
 
 
-async def offset_commit(
-    s: Session, group: str, offsets: dict[int, int], version: int = 8, topic: str | None = None
-) -> Observed:
-    """Raw OffsetCommit outside a generation (as Kafka's Admin alterConsumerGroupOffsets does)."""
-    body = {
-        "GroupId": group,
-        "GenerationIdOrMemberEpoch": -1,
-        "MemberId": "",
-        "GroupInstanceId": None,
-        "Topics": [
-            {
-                "Name": topic or s.topic,
-                "Partitions": [
-                    {
-                        "PartitionIndex": p,
-                        "CommittedOffset": o,
-                        "CommittedLeaderEpoch": -1,
-                        "CommittedMetadata": "",
-                    }
-                    for p, o in offsets.items()
-                ],
-            }
-        ],
-    }
-    answer = await s.coordinated(
-        group,
-        "OffsetCommit",
-        version,
-        body,
-        lambda a: [p["ErrorCode"] for t in a["Topics"] for p in t["Partitions"]],
-    )
-    return {
-        str(p["PartitionIndex"]): error_name(p["ErrorCode"])
-        for t in answer["Topics"]
-        for p in t["Partitions"]
-    }
-
-
-async def offset_fetch(
-    s: Session, group: str, partitions: list[int] | None = None, version: int = 7, topic: str | None = None
-) -> Observed:
-    """Raw OffsetFetch (v7: one group): the group error and each partition's offset, metadata, error."""
-    topics = None if partitions is None else [{"Name": topic or s.topic, "PartitionIndexes": partitions}]
-    body = {"GroupId": group, "Topics": topics, "RequireStable": False}
-    answer = await s.coordinated(group, "OffsetFetch", version, body, lambda a: [a.get("ErrorCode", 0)])
-    return {
-        "error": error_name(answer.get("ErrorCode", 0)),
-        "partitions": {
-            f"{(t['Name'] == s.topic and '$topic') or t['Name']}/{p['PartitionIndex']}": [
-                p["CommittedOffset"],
-                p["Metadata"],
-                error_name(p["ErrorCode"]),
-            ]
-            for t in answer["Topics"]
-            for p in t["Partitions"]
-        },
-    }
-
-
-async def describe_groups(s: Session, group: str, version: int = 5) -> Observed:
-    body = {"Groups": [group], "IncludeAuthorizedOperations": False}
-    answer = await s.coordinated(
-        group, "DescribeGroups", version, body, lambda a: [a["Groups"][0]["ErrorCode"]]
-    )
-    entry = answer["Groups"][0]
-    return {
-        "error": error_name(entry["ErrorCode"]),
-        "state": entry["GroupState"],
-        "protocol_type": entry["ProtocolType"],
-        "protocol": entry["ProtocolData"],
-        "members": len(entry["Members"]),
-    }
-
-
-class _Assigned(ConsumerRebalanceListener):
-    def __init__(self) -> None:
-        self.done = asyncio.Event()
-
-    async def on_partitions_revoked(self, revoked: object) -> None:
-        return None
-
-    async def on_partitions_assigned(self, assigned: object) -> None:
-        self.done.set()
-
-
-async def consumer_commit(s: Session, group: str, partition: int, offset: int) -> Observed:
-    """An aiokafka consumer joins ``group`` (subscribed to the topic), commits, and leaves."""
-    consumer = AIOKafkaConsumer(**s.target.aiokafka_config(), group_id=group, enable_auto_commit=False)
-    assigned = _Assigned()
-    consumer.subscribe([s.topic], listener=assigned)
-    await consumer.start()
-    try:
-        await asyncio.wait_for(assigned.done.wait(), 30)
-        await consumer.commit({TopicPartition(s.topic, partition): offset})
-        return {"assigned": sorted(p.partition for p in consumer.assignment())}
-    finally:
-        await consumer.stop()
-
-
 async def leader_change(s: Session, partition: int = 0) -> Observed:
-    """Stops the partition's leader broker, reads the new leader's epoch once one is elected, and starts
-    the broker again (clusters are left whole)."""
+    """Moves the leadership to a follower (``leadership.move_leader``) and reads, from the new leader,
+    the leader epoch and ISR once it leads and its high watermark has reached the offset its epoch began
+    at. (Until its followers' first fetches it answers ListOffsets LATEST with OFFSET_NOT_AVAILABLE, which
+    clients retry; that window lasts a few replication round trips on either cluster.)"""
     before = (await s.partitions())[partition]
-    old = int(before["LeaderId"])
-    await s.close()
-    other = next(broker for broker in s.target.addresses if broker != old)
-    await asyncio.to_thread(s.target.stop_broker, old)
-    try:
-        for _ in range(300):
-            entry = (await s.partitions(broker=other))[partition]
-            if entry["LeaderId"] not in (old, -1):
-                break
-            await asyncio.sleep(0.1)
-    finally:
-        await s.close()
-        await asyncio.to_thread(s.target.start_broker, old)
+    new = await s.follower(partition)
+    await move_leader(s, partition, new)
+    deadline = asyncio.get_running_loop().time() + 30
+    while (entry := (await s.partitions(broker=new))[partition])["LeaderId"] != new:
+        assert asyncio.get_running_loop().time() < deadline, "the leadership did not move"
+        await asyncio.sleep(0.05)
+    while (await list_offsets(s, {partition: "latest"}))[str(partition)]["error"] == "OFFSET_NOT_AVAILABLE":
+        assert asyncio.get_running_loop().time() < deadline, "the new leader's high watermark lags"
+        await asyncio.sleep(0.05)
     return {
         "epoch_before": before["LeaderEpoch"],
         "epoch_after": entry["LeaderEpoch"],
         "isr": len(entry["IsrNodes"]),
     }
-
-
-async def request_closed(s: Session, api: str, version: int) -> Observed:
-    """Whether the broker closes the connection on an empty request of this API version."""
-    try:
-        await s.request(api, version, {})
-    except ConnectionClosed:
-        return {"closed": True}
-    return {"closed": False}

@@ -22,13 +22,14 @@ Observed = dict[str, Any]
 
 
 async def produce(s: Session, partition: int = 0, count: int = 10, first_ts: int = 1_000) -> Observed:
-    """``count`` records with timestamps first_ts, first_ts+1, ... in one batch, acks=all."""
+    """``count`` records with timestamps first_ts, first_ts+1, ... (after ``base_ts``) in one batch,
+    acks=all."""
     producer = AIOKafkaProducer(**s.target.aiokafka_config(), acks="all", linger_ms=0)
     await producer.start()
     try:
         batch = producer.create_batch()
         for index in range(count):
-            batch.append(key=None, value=b"value-%d" % index, timestamp=first_ts + index)
+            batch.append(key=None, value=b"value-%d" % index, timestamp=s.base_ts + first_ts + index)
         sent = await (await producer.send_batch(batch, s.topic, partition=partition))
         return {"offset": sent.offset}
     except KafkaError as exc:
@@ -115,12 +116,17 @@ async def aiokafka_delete_records(s: Session, offsets: dict[int, int]) -> Observ
         await admin.close()
 
 
-def _spec(value: str | int) -> int:
-    return SPECS[value] if isinstance(value, str) else value
+def _spec(s: Session, value: str | int) -> int:
+    return SPECS[value] if isinstance(value, str) else s.base_ts + value
 
 
 async def list_offsets(
-    s: Session, specs: dict[int, str | int], version: int = 8, to: str = "leader", isolation: int = 0
+    s: Session,
+    specs: dict[int, str | int],
+    version: int = 8,
+    to: str = "leader",
+    isolation: int = 0,
+    leader_epoch: int = -1,
 ) -> Observed:
     """Raw ListOffsets: each partition's error, offset, timestamp and leader epoch."""
     observed: Observed = {}
@@ -132,7 +138,11 @@ async def list_offsets(
                 {
                     "Name": s.topic,
                     "Partitions": [
-                        {"PartitionIndex": p, "CurrentLeaderEpoch": -1, "Timestamp": _spec(specs[p])}
+                        {
+                            "PartitionIndex": p,
+                            "CurrentLeaderEpoch": leader_epoch,
+                            "Timestamp": _spec(s, specs[p]),
+                        }
                         for p in partitions
                     ],
                 }
@@ -146,7 +156,7 @@ async def list_offsets(
             observed[str(entry["PartitionIndex"])] = {
                 "error": error_name(entry["ErrorCode"]),
                 "offset": entry["Offset"],
-                "timestamp": entry["Timestamp"],
+                "timestamp": s.relative(entry["Timestamp"]),
                 "leader_epoch": entry["LeaderEpoch"],
             }
     return observed
@@ -164,7 +174,8 @@ async def admin_list_offsets(s: Session, specs: dict[int, str]) -> Observed:
         for partition, future in admin.list_offsets(asked, request_timeout=30).items():
             try:
                 info = future.result(timeout=60)
-                observed[str(partition.partition)] = {"offset": info.offset, "timestamp": info.timestamp}
+                found = {"offset": info.offset, "timestamp": s.relative(info.timestamp)}
+                observed[str(partition.partition)] = found
             except KafkaException as exc:
                 observed[str(partition.partition)] = exc.args[0].name()
         return observed
@@ -221,7 +232,7 @@ async def consume_first(s: Session, partition: int = 0) -> Observed:
         consumer.assign([tp])
         await consumer.seek_to_beginning(tp)
         record = await asyncio.wait_for(consumer.getone(tp), 30)
-        return {"offset": record.offset, "timestamp": record.timestamp}
+        return {"offset": record.offset, "timestamp": s.relative(record.timestamp)}
     finally:
         await consumer.stop()
 

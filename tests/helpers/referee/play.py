@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from helpers.referee import cluster_actions, log_actions
+from helpers.referee import cluster_actions, group_actions, log_actions
 from helpers.referee.compare import Allowance, Verdict, judge
 from helpers.referee.session import Session
 from helpers.referee.targets import Target
@@ -27,7 +27,7 @@ from helpers.referee.targets import Target
 Action = Callable[..., Awaitable[dict[str, Any]]]
 ACTIONS: dict[str, Action] = {
     name: getattr(module, name)
-    for module in (log_actions, cluster_actions)
+    for module in (log_actions, cluster_actions, group_actions)
     for name in dir(module)
     if not name.startswith("_") and asyncio.iscoroutinefunction(getattr(module, name))
 }
@@ -107,9 +107,9 @@ async def topics_ready(target: Target, scenarios: list[Scenario], limit_s: float
         await session.close()
 
 
-async def play(target: Target, scenario: Scenario) -> list[dict[str, Any]]:
+async def play(target: Target, scenario: Scenario, base_ts: int) -> list[dict[str, Any]]:
     """Each step's observation, in order; a step that raises is observed as its exception's type."""
-    session = Session(target, scenario.topic_name)
+    session = Session(target, scenario.topic_name, base_ts)
     observed: list[dict[str, Any]] = []
     try:
         for step in scenario.steps:
@@ -134,9 +134,12 @@ async def referee(
     await asyncio.gather(*(asyncio.to_thread(create_topics, target, scenarios) for target in targets))
     await asyncio.gather(*(topics_ready(target, scenarios) for target in targets))
     verdicts = []
+    base_ts = (int(time.time()) - 86_400) * 1000
     for scenario in scenarios:
         began = time.monotonic()
-        on_emulator, on_kafka = await asyncio.gather(play(emulator, scenario), play(kafka, scenario))
+        on_emulator, on_kafka = await asyncio.gather(
+            play(emulator, scenario, base_ts), play(kafka, scenario, base_ts)
+        )
         verdict = judge(scenario.name, on_emulator, on_kafka, allow_list)
         verdict.seconds = time.monotonic() - began
         verdicts.append(verdict)

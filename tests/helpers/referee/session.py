@@ -32,9 +32,17 @@ COORDINATOR_ERRORS = {
 
 @dataclass
 class Session:
+    """``base_ts``: record timestamps are written and read relative to it (the same on both targets),
+    a day back so that Kafka's time retention (7 days) and future-timestamp limit (1 hour) keep them."""
+
     target: Target
     topic: str
+    base_ts: int = 0
     connections: dict[tuple[int | None, str], RawConnection] = field(default_factory=dict)
+
+    def relative(self, timestamp: int) -> int:
+        """A timestamp as the scenario wrote it (sentinels such as -1 unchanged)."""
+        return timestamp - self.base_ts if timestamp >= self.base_ts else timestamp
 
     async def raw(self, broker: int | None = None, user: str = "admin") -> RawConnection:
         key = (broker, user)

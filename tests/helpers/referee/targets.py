@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import httpx
 
 from helpers.emulator.wire_client import RawConnection
 from helpers.kafka_cluster import USERS, KafkaCluster
@@ -39,8 +37,7 @@ class Target:
     name: str
     bootstrap: str
     mechanism: str
-    stop_broker: Callable[[int], None]
-    start_broker: Callable[[int], None]
+    control: str | None = None  # the emulator's control API
     addresses: dict[int, tuple[str, int]] = field(default_factory=dict)
 
     def aiokafka_config(self, user: str = "admin") -> dict[str, str]:
@@ -83,11 +80,7 @@ class Target:
 
 
 def real_target(cluster: KafkaCluster) -> Target:
-    def start(node_id: int) -> None:
-        cluster.start_node(node_id)
-        cluster.wait_ready()
-
-    return Target("kafka", cluster.bootstrap, SCRAM, cluster.stop_node, start)
+    return Target("kafka", cluster.bootstrap, SCRAM)
 
 
 @contextmanager
@@ -98,14 +91,6 @@ def emulator_target(folder: Path) -> Iterator[Target]:
     process = spawn(args, {**os.environ, "PYTHONPATH": str(ROOT)}, folder)
     try:
         ready = json.loads(process.wait_for(r"^\{.*\"bootstrap\".*\}$", 60).group(0))
-        control = ready["control"]
-
-        def broker(action: str) -> Callable[[int], None]:
-            def call(broker_id: int) -> None:
-                httpx.post(f"{control}/brokers/{broker_id}/{action}", timeout=30).raise_for_status()
-
-            return call
-
-        yield Target("emulator", ready["bootstrap"], PLAIN, broker("stop"), broker("start"))
+        yield Target("emulator", ready["bootstrap"], PLAIN, ready["control"])
     finally:
         process.kill()
