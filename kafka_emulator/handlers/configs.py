@@ -1,4 +1,4 @@
-"""DescribeConfigs (API 32): a topic's full config set (Kafka 3.9's ``LogConfig``) with values, sources
+"""DescribeConfigs (API 32): a topic's full config set (Kafka 4.4's ``LogConfig``) with values, sources
 and synonyms as ``ConfigHelper.createTopicConfigEntry`` reports them, and a minimal broker resource."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Fetch (API 1) for consumers: whole batches up to the high watermark, long-poll on MaxWaitMs.
+"""Fetch (API 1) for consumers: whole batches up to the high watermark, long-poll on MaxWaitMs. From v11
+any replica answers, from its own log (Kafka's fetch from followers, KIP-392, without a replica selector).
 
 Fetch sessions (KIP-227) are not kept: every response carries SessionId 0, which tells clients that no
 session exists, so they keep sending full requests.
@@ -32,6 +33,10 @@ class _FetchPlan:
     def __init__(self, state: ClusterState, ctx: RequestContext, authorizer: Authorizer, request: Message):
         self.state = state
         self.broker = ctx.broker_id
+        # From v11 a consumer's fetch carries client metadata (RackId), and Kafka then serves it from any
+        # replica, up to that replica's high watermark (FetchParams.fetchOnlyLeader is false); before v11
+        # only the leader serves it.
+        self.any_replica = ctx.api_version >= 11
         self.by_id = ctx.api_version >= 13
         self.committed = request.get("IsolationLevel", 0) == READ_COMMITTED
         self.max_bytes = request.get("MaxBytes", 0x7FFFFFFF)
@@ -80,11 +85,14 @@ class _FetchPlan:
         partition = self.state.partition(name, index)
         if partition is None:
             return _error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if partition.leader != self.broker:
+        if self.broker not in partition.replicas:
             return _error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        # The epoch first, then leadership (Partition.getLocalLog).
         epoch_error = check_epoch(partition, part.get("CurrentLeaderEpoch", -1))
         if epoch_error != ErrorCode.NONE:
             return _error(index, epoch_error)
+        if partition.leader != self.broker and not self.any_replica:
+            return _error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         log = partition.logs[self.broker]
         offset = part["FetchOffset"]
         if offset < log.log_start_offset or offset > log.log_end_offset:

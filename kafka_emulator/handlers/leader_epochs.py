@@ -47,10 +47,14 @@ def offset_for_leader_epoch_handler(state: ClusterState, authorizer: Authorizer)
             entry["ErrorCode"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
         elif partition is None:
             entry["ErrorCode"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        elif partition.leader != ctx.broker_id:
+        elif ctx.broker_id not in partition.replicas:
             entry["ErrorCode"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+        # Kafka checks the epoch before leadership (Partition.getLocalLog): a stale epoch on a follower
+        # is FENCED_LEADER_EPOCH, not NOT_LEADER_OR_FOLLOWER.
         elif (error := check_epoch(partition, part.get("CurrentLeaderEpoch", -1))) != ErrorCode.NONE:
             entry["ErrorCode"] = error
+        elif partition.leader != ctx.broker_id:
+            entry["ErrorCode"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
         else:
             found = end_offset_for(partition.logs[ctx.broker_id], part["LeaderEpoch"])
             entry.update(LeaderEpoch=found[0], EndOffset=found[1])

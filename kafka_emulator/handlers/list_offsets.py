@@ -72,11 +72,14 @@ class _Lister:
         if partition is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
         broker = self.ctx.broker_id
-        if partition.leader != broker and not (self.debug and broker in partition.replicas):
+        if broker not in partition.replicas:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
+        # The epoch before leadership, as Kafka (Partition.getLocalLog).
         epoch_error = check_epoch(partition, part.get("CurrentLeaderEpoch", -1))
         if epoch_error != ErrorCode.NONE:
             return epoch_error, None
+        if partition.leader != broker and not self.debug:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
         log = partition.logs[broker]
         epoch = partition.leader_epoch
         if self.client and partition.high_watermark_lags() and timestamp not in (EARLIEST, EARLIEST_LOCAL):

@@ -1,4 +1,4 @@
-"""The topic configs of Apache Kafka 3.9 (``LogConfig``): each one's type, default and the broker config
+"""The topic configs of Apache Kafka 4.4 (``LogConfig``): each one's type, default and the broker config
 that supplies its default (``LogConfig.TopicConfigSynonyms``), as DescribeConfigs reports them.
 
 ``broker_default`` is the broker synonym whose static default Kafka lists as the DEFAULT_CONFIG synonym;
@@ -45,6 +45,7 @@ TOPIC_CONFIGS: dict[str, TopicConfig] = {
     "compression.lz4.level": TopicConfig("9", _I, "compression.lz4.level"),
     "compression.type": TopicConfig("producer", _S, "compression.type"),
     "compression.zstd.level": TopicConfig("3", _I, "compression.zstd.level"),
+    "errors.deadletterqueue.group.enable": TopicConfig("false", _B, None),
     "delete.retention.ms": TopicConfig("86400000", _L, "log.cleaner.delete.retention.ms"),
     "file.delete.delay.ms": TopicConfig("60000", _L, "log.segment.delete.delay.ms"),
     "flush.messages": TopicConfig(MAX_LONG, _L, "log.flush.interval.messages"),
@@ -55,19 +56,17 @@ TOPIC_CONFIGS: dict[str, TopicConfig] = {
     "local.retention.bytes": TopicConfig("-2", _L, "log.local.retention.bytes"),
     "local.retention.ms": TopicConfig("-2", _L, "log.local.retention.ms"),
     "max.compaction.lag.ms": TopicConfig(MAX_LONG, _L, "log.cleaner.max.compaction.lag.ms"),
+    "max.decompressed.message.bytes": TopicConfig("2147483639", _I, "max.decompressed.message.bytes"),
     "max.message.bytes": TopicConfig("1048588", _I, "message.max.bytes"),
-    "message.downconversion.enable": TopicConfig("true", _B, "log.message.downconversion.enable"),
-    "message.format.version": TopicConfig("3.0-IV1", _S, "log.message.format.version"),
-    "message.timestamp.after.max.ms": TopicConfig(MAX_LONG, _L, "log.message.timestamp.after.max.ms"),
+    "message.timestamp.after.max.ms": TopicConfig("3600000", _L, "log.message.timestamp.after.max.ms"),
     "message.timestamp.before.max.ms": TopicConfig(MAX_LONG, _L, "log.message.timestamp.before.max.ms"),
-    "message.timestamp.difference.max.ms": TopicConfig(
-        MAX_LONG, _L, "log.message.timestamp.difference.max.ms"
-    ),
     "message.timestamp.type": TopicConfig("CreateTime", _S, "log.message.timestamp.type"),
     "min.cleanable.dirty.ratio": TopicConfig("0.5", _D, "log.cleaner.min.cleanable.ratio"),
     "min.compaction.lag.ms": TopicConfig("0", _L, "log.cleaner.min.compaction.lag.ms"),
     "min.insync.replicas": TopicConfig("1", _I, "min.insync.replicas"),
     "preallocate": TopicConfig("false", _B, "log.preallocate"),
+    "remote.copy.lag.bytes": TopicConfig("-1", _L, "log.remote.copy.lag.bytes"),
+    "remote.copy.lag.ms": TopicConfig("0", _L, "log.remote.copy.lag.ms"),
     "remote.log.copy.disable": TopicConfig("false", _B, None),
     "remote.log.delete.on.disable": TopicConfig("false", _B, None),
     "remote.storage.enable": TopicConfig("false", _B, None),

@@ -15,6 +15,7 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as ConfluentPartition
 from helpers.emulator.aiokafka_requests import delete_records, fetch
 from helpers.emulator.dataplane_clients import produce, replica, until
+from helpers.emulator.factories import RawFactory
 
 from kafka_emulator import EmulatedCluster
 from kafka_emulator.protocol.errors import ErrorCode
@@ -162,3 +163,57 @@ async def test_partition_max_bytes_limits_whole_batches(
     assert 0 < len(small["records"]) < len(everything["records"])
     assert first_base_offset(small["records"]) == 0
     assert first_base_offset(tiny["records"]) == 5
+
+
+def follower_fetch(version: int, epoch: int = -1) -> dict[str, object]:
+    wanted = {"Partition": 0, "CurrentLeaderEpoch": epoch, "FetchOffset": 0, "LogStartOffset": -1}
+    return {
+        "ReplicaId": -1,
+        "MaxWaitMs": 0,
+        "MinBytes": 0,
+        "MaxBytes": 1 << 20,
+        "SessionEpoch": -1,
+        "Topics": [{"Topic": "t", "Partitions": [{**wanted, "PartitionMaxBytes": 1 << 20}]}],
+    }
+
+
+async def test_consumers_fetch_from_a_follower_from_v11_only(
+    cluster: EmulatedCluster, raw: RawFactory
+) -> None:
+    """KIP-392: from v11 a consumer's fetch carries client metadata and Kafka serves it from any replica
+    (up to that replica's high watermark); an older fetch must go to the leader."""
+    cluster.create_topic("t", 1, 3)
+    await produce(cluster, "t", 0, 10)
+    leader = cluster.model.leader_of("t", 0)
+    follower = next(b for b in (1, 2, 3) if b != leader)
+    await until(lambda: replica(cluster, "t", 0)["replica_states"][str(follower)]["high_watermark"] == 10)
+    connection = await raw(follower)
+    old = await connection.request("Fetch", 10, follower_fetch(10))
+    assert old["Responses"][0]["Partitions"][0]["ErrorCode"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    new = (await connection.request("Fetch", 12, follower_fetch(12)))["Responses"][0]["Partitions"][0]
+    assert (new["ErrorCode"], new["HighWatermark"], new["LogStartOffset"]) == (0, 10, 0)
+    assert first_base_offset(new["Records"]) == 0
+
+
+async def test_a_stale_leader_epoch_is_fenced_before_leadership_is_checked(
+    cluster: EmulatedCluster, raw: RawFactory
+) -> None:
+    """Kafka checks CurrentLeaderEpoch before leadership (Partition.getLocalLog): a follower answers a stale
+    epoch with FENCED_LEADER_EPOCH, and NOT_LEADER_OR_FOLLOWER only for the current epoch."""
+    cluster.create_topic("t", 1, 3)
+    await produce(cluster, "t", 0, 10)
+    old = cluster.model.leader_of("t", 0)
+    new = next(b for b in (1, 2, 3) if b != old)
+    cluster.move_leader("t", 0, new)
+    connection = await raw(old)
+    stale = await connection.request("Fetch", 10, follower_fetch(10, epoch=0))
+    assert stale["Responses"][0]["Partitions"][0]["ErrorCode"] == ErrorCode.FENCED_LEADER_EPOCH
+    current = await connection.request("Fetch", 10, follower_fetch(10, epoch=1))
+    assert current["Responses"][0]["Partitions"][0]["ErrorCode"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    epochs = {
+        "Topics": [
+            {"Topic": "t", "Partitions": [{"Partition": 0, "CurrentLeaderEpoch": 0, "LeaderEpoch": 0}]}
+        ]
+    }
+    answer = await connection.request("OffsetForLeaderEpoch", 4, {"ReplicaId": -1, **epochs})
+    assert answer["Topics"][0]["Partitions"][0]["ErrorCode"] == ErrorCode.FENCED_LEADER_EPOCH

@@ -165,7 +165,7 @@ async def test_describe_broker_configs(cluster: EmulatedCluster, admin: AIOKafka
     assert configs["auto.create.topics.enable"] == "false"
 
 
-KAFKA_39_TOPIC_CONFIGS = 36  # LogConfig's topic configs in Apache Kafka 3.9
+KAFKA_44_TOPIC_CONFIGS = 37  # LogConfig's topic configs in Apache Kafka 4.4
 
 
 def librdkafka_topic_configs(bootstrap: str, topic: str) -> dict[str, ConfigEntry]:
@@ -180,11 +180,11 @@ async def test_describe_configs_lists_the_topics_full_config_set_with_sources_an
 ) -> None:
     cluster.create_topic("c", 1, 3, {"cleanup.policy": "compact", "retention.ms": "3600000"})
     entries = await asyncio.to_thread(librdkafka_topic_configs, cluster.bootstrap, "c")
-    assert len(entries) == KAFKA_39_TOPIC_CONFIGS
+    assert len(entries) == KAFKA_44_TOPIC_CONFIGS
     defaults = {name: entry.value for name, entry in entries.items() if entry.is_default}
     assert defaults["remote.storage.enable"] == "false"
     assert defaults["local.retention.ms"] == "-2"
-    assert defaults["message.timestamp.after.max.ms"] == str(2**63 - 1)
+    assert defaults["message.timestamp.after.max.ms"] == "3600000"
     assert defaults["file.delete.delay.ms"] == "60000"
 
     def described(name: str) -> tuple[str | None, ConfigSource, list[tuple[str, str | None, ConfigSource]]]:
