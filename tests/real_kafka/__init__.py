@@ -1,0 +1,1 @@
+"""Tests on a real Apache Kafka cluster (a package: its module names repeat those of other folders)."""
