@@ -4,8 +4,14 @@
     ├── ValidationFailed (422)           - input that parsed but breaks a rule; carries JSON-pointer errors
     ├── NotAuthenticated (401)           - missing, malformed, expired or untrusted bearer token
     ├── Forbidden (403)                  - authenticated but not allowed (names what was denied)
+    │   └── CheckpointNotAllowed         - a checkpoint the operator does not let the service read
     ├── NotFound (404)                   - unknown resource, or one the caller may not see
+    │   ├── ClusterNotFound              - a Kafka cluster that is not configured
+    │   ├── TopicNotFound                - topics or partitions the cluster does not have
+    │   └── ConnectClusterNotFound       - a Kafka Connect cluster that is not configured
     ├── Conflict (409)                   - the request clashes with current state
+    │   ├── OffsetOutOfRange             - offsets above their partition's high watermark
+    │   └── ApprovalNotRequired          - a decision on a subject that needs no approval
     ├── IdempotencyMismatch (422)        - same Idempotency-Key, different body
     ├── PayloadTooLarge (413)            - body over the configured limit, refused before parsing
     ├── MalformedRequest (400)           - the HTTP request itself cannot be read (a bad Content-Length)
@@ -69,16 +75,53 @@ class Forbidden(PurgeError):
     title = "Not allowed"
 
 
+class CheckpointNotAllowed(Forbidden):
+    """The operator's ``PURGE_SPARK_CHECKPOINT_ROOTS`` do not admit the location (or name none: pull mode
+    is off). A 403, not a 422: the request is well formed, but the operator does not allow the service to
+    read there, and the document cannot list the roots."""
+
+    slug = "checkpoint-location-refused"
+    title = "Checkpoint location not allowed"
+
+
 class NotFound(PurgeError):
     status = 404
     slug = "not-found"
     title = "Not found"
 
 
+class ClusterNotFound(NotFound):
+    slug = "cluster-not-found"
+    title = "Cluster not found"
+
+
+class TopicNotFound(NotFound):
+    slug = "topic-not-found"
+    title = "Topic or partition not found"
+
+
+class ConnectClusterNotFound(NotFound):
+    slug = "connect-cluster-not-found"
+    title = "Kafka Connect cluster not found"
+
+
 class Conflict(PurgeError):
     status = 409
     slug = "conflict"
     title = "Conflict with current state"
+
+
+class OffsetOutOfRange(Conflict):
+    """Offsets above their partition's high watermark now (Kafka would answer OFFSET_OUT_OF_RANGE): the
+    records are not there yet. Each refused partition carries the high watermark it was checked against."""
+
+    slug = "offset-out-of-range"
+    title = "Offset above the high watermark"
+
+
+class ApprovalNotRequired(Conflict):
+    slug = "approval-not-required"
+    title = "No approval is needed"
 
 
 class IdempotencyMismatch(PurgeError):

@@ -150,4 +150,4 @@ def _install(app: FastAPI, settings: Settings) -> None:
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.limits.max_body_bytes)
     app.add_middleware(MetricsMiddleware)
     app.add_middleware(RequestIdMiddleware)
-    install_openapi(app)
+    install_openapi(app, settings.limits)

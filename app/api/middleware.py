@@ -1,9 +1,13 @@
 """Pure ASGI middleware: request ids, the body-size guard, control characters in the path and query,
 and request metrics.
 
-The body-size guard answers 413 before the app parses anything: at once when Content-Length is over
-the limit, and for bodies without a Content-Length (chunked) as soon as the bytes read exceed it
-(such bodies are buffered, at most the limit, and replayed to the app).
+The body-size guard answers 413 before the app parses anything: when Content-Length is over the limit,
+and for bodies without a Content-Length (chunked) as soon as the bytes read exceed it (such bodies are
+buffered, at most the limit, and replayed to the app). Before answering it reads and discards the rest
+of the body, up to ``DRAIN_BYTES``, as nginx's lingering close does: clients (curl, requests, httpx)
+send the whole body before they read the answer, and a connection closed with bytes still unread is
+reset, which loses the 413 on its way. A longer body is not waited for, nor one sent with
+``Expect: 100-continue`` (its client waits for the answer before sending it).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from app.metrics import http_request_duration_seconds, http_requests_total
 from app.text import CONTROL_CHARACTER_DETAIL, has_control_character
 
 REQUEST_ID_HEADER = b"x-request-id"
+DRAIN_BYTES = 16 * 1024 * 1024
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:\-]{1,64}")
 
 
@@ -105,6 +110,8 @@ class BodySizeLimitMiddleware:
                     scope, send, 400, "malformed-request", "Malformed request", "Bad Content-Length"
                 )
             elif int(declared) > self.max_body_bytes:
+                if int(declared) <= DRAIN_BYTES and _header(scope, b"expect") is None:
+                    await _drain(receive, 0)
                 await self._too_large(scope, send)
             else:
                 await self.app(scope, receive, send)
@@ -114,6 +121,8 @@ class BodySizeLimitMiddleware:
             return
         buffered = await self._read_limited(receive)
         if buffered is None:
+            if _header(scope, b"expect") is None:
+                await _drain(receive, self.max_body_bytes)
             await self._too_large(scope, send)
             return
         await self.app(scope, _replay(buffered, receive), send)
@@ -135,6 +144,18 @@ class BodySizeLimitMiddleware:
     async def _too_large(self, scope: Scope, send: Send) -> None:
         detail = f"The request body is larger than {self.max_body_bytes} bytes."
         await send_problem(scope, send, 413, "payload-too-large", "Request body too large", detail)
+
+
+async def _drain(receive: Receive, read: int) -> None:
+    """Read and discard the rest of a refused body (``read`` bytes of it read already), up to
+    ``DRAIN_BYTES`` in all."""
+    while read <= DRAIN_BYTES:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        read += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:

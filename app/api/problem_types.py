@@ -61,6 +61,16 @@ _TYPES = (
         "topic), or leave the denied topics out of the request. Nothing of a refused request was done.",
     ),
     ProblemType(
+        "checkpoint-location-refused",
+        403,
+        "Checkpoint location not allowed",
+        "The operator does not let the service read this checkpoint_location: it is outside every "
+        "root in PURGE_SPARK_CHECKPOINT_ROOTS (symlinks followed), or no root is configured (pull mode "
+        "is off). The request itself is well formed; the operator's configuration refuses it.",
+        "Register the consumer without checkpoint_location and report progress with the Spark listener "
+        "(push mode), or ask the operator to add a root that covers the location.",
+    ),
+    ProblemType(
         "not-found",
         404,
         "Not found",
@@ -68,6 +78,31 @@ _TYPES = (
         "allowed to describe answers 404, as if it did not exist. An unknown cluster is a 404 too.",
         "Check the id or name (and the cluster name); list what you may see with the matching GET "
         "collection, or ask for DESCRIBE on the resource.",
+    ),
+    ProblemType(
+        "cluster-not-found",
+        404,
+        "Cluster not found",
+        "The request names a Kafka cluster the service is not configured for (PURGE_CLUSTERS), in its "
+        "path or its body; the detail names it.",
+        "Use a configured cluster's name (the demo's is demo); the operator adds clusters.",
+    ),
+    ProblemType(
+        "topic-not-found",
+        404,
+        "Topic or partition not found",
+        "The request names topics or partitions the cluster does not have: errors[] points at each entry "
+        "and names its topic and partition. Nothing was accepted.",
+        "Check the topic names and partition numbers, or leave the partition out to mean every partition "
+        "of the topic.",
+    ),
+    ProblemType(
+        "connect-cluster-not-found",
+        404,
+        "Kafka Connect cluster not found",
+        "The policy names a Kafka Connect cluster the service is not configured for (PURGE_CONNECT), or "
+        "one that reads from another Kafka cluster; the detail names it.",
+        "Use a Connect cluster the operator configured for this Kafka cluster, or ask for one.",
     ),
     ProblemType(
         "method-not-allowed",
@@ -97,6 +132,23 @@ _TYPES = (
         "resource: read or change it instead of creating it again.",
     ),
     ProblemType(
+        "offset-out-of-range",
+        409,
+        "Offset above the high watermark",
+        "An offset is above its partition's high watermark now: those records do not exist yet, and "
+        "Kafka would refuse the deletion with OFFSET_OUT_OF_RANGE. errors[] points at each entry with "
+        "its high watermark; high_watermarks lists them. Nothing was accepted.",
+        "Use an offset at or below the high watermark, or -1 (or to: end) for every record there now.",
+    ),
+    ProblemType(
+        "approval-not-required",
+        409,
+        "No approval is needed",
+        "The deletion or retention policy exists, but no approval rule protected it when it was made: it "
+        "has no approval request to read or decide.",
+        "Nothing to do: it runs without approval. GET the deletion or policy itself to follow it.",
+    ),
+    ProblemType(
         "payload-too-large",
         413,
         "Request body too large",
@@ -117,8 +169,8 @@ _TYPES = (
         "Request is not valid",
         "The request parsed but breaks a rule: errors[] names each field by JSON pointer into the body "
         "(#/partitions/0/offset) or each query, path or header parameter by name, with what is wrong. "
-        "Examples: two offset specs in one entry, a topic name Kafka would refuse, a partition the "
-        "topic does not have, a time without an offset, a cursor this service did not return.",
+        "Examples: two offset specs in one entry, a topic name Kafka would refuse, a time without an "
+        "offset, a cursor this service did not return.",
         "Fix the fields errors[] names and send the request again; /docs shows every field's rules "
         "and examples.",
     ),

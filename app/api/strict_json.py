@@ -2,8 +2,9 @@
 collector paused for a large one).
 
 Python's ``json`` accepts ``NaN``/``Infinity``, turns ``1e400`` into ``inf`` and keeps the last of
-duplicate keys; all of these are refused here (422 via FastAPI's ``json_invalid`` path), as are
-bodies that are not UTF-8 or not JSON media types (415). A string holding a control character
+duplicate keys; all of these are refused here (422 via FastAPI's ``json_invalid`` path), as are bodies
+that are not UTF-8 or not JSON media types (415). A number with a zero fraction (``393.0``) is the
+integer JSON Schema counts it as (``_number``). A string holding a control character
 (``app.text``) is a 422 naming it by JSON pointer.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Coroutine
+from decimal import Decimal
 from typing import Any
 
 from fastapi import Request, Response
@@ -32,10 +34,28 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _finite_float(text: str) -> float:
+# Integral numbers below this become ints; larger ones are out of every integer field's range anyway,
+# and are never expanded digit by digit.
+EXACT_BELOW = 2**64
+
+
+def _number(text: str) -> float | int:
+    """A JSON number written with a fraction or an exponent: the exact ``int`` when its value is an
+    integer (``393.0``, ``1e3``), as JSON Schema counts one, else a finite float.
+
+    So every integer field takes ``393.0`` as 393, while ``393.5``, ``true`` and ``"393"`` stay refused
+    (the request models are strict). The value is read from the text, not from the float: an offset
+    written ``9007199254740993.0`` stays 9007199254740993, and ``1.0000000000000001`` (1.0 as a float)
+    is no integer. Done here, once for every body, rather than by a validator on each integer field:
+    pydantic cannot carry a field's bounds through such a validator into the document's ``minimum`` and
+    ``maximum`` when the field is optional or inside a list or map."""
     value = float(text)
     if not math.isfinite(value):
         raise ValueError("number out of range")
+    if value.is_integer() and abs(value) < EXACT_BELOW:
+        exact = Decimal(text)
+        if exact == exact.to_integral_value():
+            return int(exact)
     return value
 
 
@@ -53,7 +73,7 @@ def parse_strict_json(body: bytes) -> Any:
         return json.loads(
             text,
             object_pairs_hook=_no_duplicate_keys,
-            parse_float=_finite_float,
+            parse_float=_number,
             parse_constant=_reject_constant,
         )
     except json.JSONDecodeError as exc:

@@ -72,6 +72,8 @@ class Problem:
     index: int
     message: str
     unknown: bool = False  # names a topic or partition that does not exist
+    partition: TopicPartition | None = None  # an offset above its high watermark: the partition
+    high_watermark: int | None = None  # and its high watermark
 
 
 _new = tuple.__new__
@@ -164,7 +166,12 @@ def above_high_watermark(
         offset, tp = cut.spec.offset, cut.partition
         if offset is not None and offset != HIGH_WATERMARK and tp in watermarks and offset > watermarks[tp]:
             problems.append(
-                Problem(cut.entry, f"offset {offset} is above the high watermark {watermarks[tp]} of {tp}")
+                Problem(
+                    cut.entry,
+                    f"offset {offset} is above the high watermark {watermarks[tp]} of {tp}",
+                    partition=tp,
+                    high_watermark=watermarks[tp],
+                )
             )
     return problems
 

@@ -1,5 +1,6 @@
-"""Deletion request and response schemas. Requests are strict: no ``true``, ``"42"`` or ``42.0`` as
-integers, no unknown fields; topic names follow Kafka's rules as a full match."""
+"""Deletion request and response schemas. Requests are strict: no ``true``, ``"42"`` or ``42.5`` as
+integers (``42.0`` is 42, as JSON Schema counts it: ``app.api.strict_json``), no unknown fields; topic
+names follow Kafka's rules as a full match."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.schemas.selection import exactly_one
 from app.schemas.specs import CutTime, GroupId
 
 INT32_MAX = 2**31 - 1
@@ -47,7 +49,7 @@ Reason = Annotated[str, StringConstraints(min_length=1, max_length=1000), AfterV
 class PartitionOffset(BaseModel):
     """One entry: a topic, a partition (omitted: every partition of the topic) and exactly one spec."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=exactly_one(*SPEC_FIELDS))
 
     topic: TopicName = Field(description="The topic, as Kafka names it (letters, digits, '.', '_', '-')")
     partition: PartitionNumber | None = Field(
@@ -108,9 +110,9 @@ class DeletionCreate(BaseModel):
         "the LeaderOnly KIP); against brokers without v3 those partitions fail with UNSUPPORTED_VERSION",
     )
     timeout_ms: int | None = Field(
-        default=None,
         ge=1,
         le=INT32_MAX,
+        default=None,
         description="How long the executor keeps trying, in milliseconds (default from settings: 30000; "
         "at most the configured maximum)",
     )

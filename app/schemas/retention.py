@@ -129,6 +129,36 @@ class ConsumerChoice(BaseModel):
 
 Consumers = ConsumerChoice | Literal["all_groups"]
 
+# What ``_connectors_for_topics`` checks: topics read by connectors need Connect sinks among the consumers
+# given with them (a policy update that leaves its consumers unchanged is checked against the stored ones).
+_CONNECTORS_FOR_TOPICS: dict[str, Any] = {
+    "if": {
+        "required": ["topics", "consumers"],
+        "properties": {
+            "topics": {
+                "required": ["read_by_connectors"],
+                "properties": {"read_by_connectors": {"const": True}},
+            },
+            "consumers": {"not": {"type": "null"}},
+        },
+    },
+    "then": {
+        "properties": {
+            "consumers": {
+                "type": "object",
+                "required": ["connect"],
+                "properties": {"connect": {"type": "object"}},
+            }
+        }
+    },
+}
+CONNECTORS_FOR_TOPICS = "topics.read_by_connectors needs Connect sinks among the consumers"
+
+
+def _has_connect(consumers: Consumers | None) -> bool:
+    return isinstance(consumers, ConsumerChoice) and consumers.connect is not None
+
+
 TOPICS_HELP = (
     "The topics it trims: exactly one of prefix, regex (RE2, full match) or names, or read_by_connectors "
     "(intersected with at most one of them)"
@@ -154,7 +184,7 @@ AWAIT_PREVIOUS_HELP = (
 
 
 class PolicyCreate(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=_CONNECTORS_FOR_TOPICS)
 
     name: PolicyName = Field(description="The policy's name, unique in the cluster")
     topics: TopicSelection = Field(description=TOPICS_HELP)
@@ -169,14 +199,13 @@ class PolicyCreate(BaseModel):
 
     @model_validator(mode="after")
     def _connectors_for_topics(self) -> PolicyCreate:
-        connect = isinstance(self.consumers, ConsumerChoice) and self.consumers.connect is not None
-        if self.topics.read_by_connectors and not connect:
-            raise ValueError("topics.read_by_connectors needs Connect sinks among the consumers")
+        if self.topics.read_by_connectors and not _has_connect(self.consumers):
+            raise ValueError(CONNECTORS_FOR_TOPICS)
         return self
 
 
 class PolicyUpdate(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=_CONNECTORS_FOR_TOPICS)
 
     topics: TopicSelection | None = Field(default=None, description=UNCHANGED + TOPICS_HELP)
     consumers: Consumers | None = Field(default=None, description=UNCHANGED + CONSUMERS_HELP)
@@ -193,6 +222,13 @@ class PolicyUpdate(BaseModel):
     enabled: bool | None = Field(default=None, description=UNCHANGED + ENABLED_HELP)
     skip_foreign_active_groups: bool | None = Field(default=None, description=UNCHANGED + SKIP_FOREIGN_HELP)
     await_previous_deletion: bool | None = Field(default=None, description=UNCHANGED + AWAIT_PREVIOUS_HELP)
+
+    @model_validator(mode="after")
+    def _connectors_for_topics(self) -> PolicyUpdate:
+        connectors = self.topics is not None and bool(self.topics.read_by_connectors)
+        if connectors and self.consumers is not None and not _has_connect(self.consumers):
+            raise ValueError(CONNECTORS_FOR_TOPICS)
+        return self
 
 
 class PolicyRead(BaseModel):

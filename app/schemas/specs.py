@@ -34,9 +34,11 @@ def _check_time(value: str | int) -> str | int:
 
 
 def epoch_ms(value: str | int) -> int:
+    """Milliseconds since the epoch; a time before 1970 is 0, before every record (a negative time would
+    reach ListOffsets as one of its special timestamps: -1 is the high watermark)."""
     if isinstance(value, int):
         return value
-    return _ms(parse_rfc3339(value))
+    return max(0, _ms(parse_rfc3339(value)))
 
 
 def _ms(moment: datetime) -> int:
@@ -44,8 +46,21 @@ def _ms(moment: datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
+# RFC 3339 date-times Python can read, as a pattern the document states: years 0001-9999, each month's
+# days (29 February in leap years), hours to 23, seconds to 59 (no leap second), up to 9 fraction digits.
+_YEAR = r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"
+_LEAP_YEAR = r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+_MONTH_DAY = (
+    r"(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+)
+_TIME = (
+    r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+)
+RFC3339_PATTERN = rf"^(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)[Tt ]{_TIME}$"
+
 CutTime = Annotated[
-    Annotated[str, StringConstraints(max_length=40)] | Annotated[int, Field(ge=0, le=INT64_MAX)],
+    Annotated[str, StringConstraints(max_length=40, pattern=RFC3339_PATTERN)]
+    | Annotated[int, Field(ge=0, le=INT64_MAX)],
     AfterValidator(_check_time),
     Field(description="Delete records older than this time: RFC 3339 with an offset, or epoch ms"),
 ]

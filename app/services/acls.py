@@ -21,7 +21,7 @@ from app.audit.events import Actor
 from app.auth import Principal
 from app.auth.acl_sources import AclSources
 from app.domain.acl import AclBinding, AclFilter, Operation
-from app.errors import Conflict, NotFound
+from app.errors import ClusterNotFound, Conflict
 from app.schemas.acls import AclRead
 from app.services.runtime import Runtime
 
@@ -30,7 +30,7 @@ AclSource = Literal["service", "kafka"]
 
 def _sources(runtime: Runtime, cluster: str) -> AclSources:
     if cluster not in runtime.settings.clusters or runtime.acl_sources is None:
-        raise NotFound(f"Unknown cluster {cluster!r}.")
+        raise ClusterNotFound(f"Unknown cluster {cluster!r}.")
     return runtime.acl_sources
 
 

@@ -11,7 +11,7 @@ from app.adapters.db.repositories import evidence as repo
 from app.adapters.db.session import read_session
 from app.auth import Principal
 from app.domain.ports import TopicPartition
-from app.errors import NotFound, ServiceUnavailable
+from app.errors import ClusterNotFound, NotFound, ServiceUnavailable
 from app.schemas.inspection import (
     AuditPosition,
     DeletionEvidence,
@@ -37,7 +37,7 @@ async def topic_offsets(
     """Per partition leader, replicas, log start offset, high watermark, and each group's offset and lag."""
     gateway = runtime.gateway
     if not gateway.has_cluster(cluster):
-        raise NotFound(f"Unknown cluster {cluster!r}.")
+        raise ClusterNotFound(f"Unknown cluster {cluster!r}.")
     await runtime.authorization.check_describe_topics(principal, cluster, [topic], request_id=request_id)
     layouts = await gateway.topic_layouts(cluster, [topic])
     if topic not in layouts:

@@ -30,7 +30,7 @@ from app.adapters.kafka.metadata import (
 from app.adapters.kafka.recent import RecentTopics, SingleFlight
 from app.adapters.kafka.topic_listing import TopicListing
 from app.domain.ports import PartitionOutcome, TopicPartition
-from app.errors import NotFound, ServiceUnavailable
+from app.errors import ClusterNotFound, ServiceUnavailable
 from app.settings import ClusterSettings
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
 
     async def _client(self, cluster: str) -> ClusterClient:
         if cluster not in self._settings:
-            raise NotFound(f"unknown cluster {cluster!r}")
+            raise ClusterNotFound(f"Unknown cluster {cluster!r}")
         async with self._locks[cluster]:
             client = self._clients.get(cluster)
             if client is None:
@@ -102,7 +102,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
         """The topics' metadata, from an answer at most ``metadata_max_age_ms`` old when every topic is in
         one (see ``recent.py`` for when that is safe), else fresh. Topics that do not exist are absent."""
         if cluster not in self._settings:
-            raise NotFound(f"unknown cluster {cluster!r}")
+            raise ClusterNotFound(f"Unknown cluster {cluster!r}")
         known = self._recent[cluster].metadata(topics)
         if known is None:
             _, metadata = await self._metadata(cluster, topics)

@@ -58,7 +58,7 @@ async def decide_deletion(
 @router.get(
     "/v1/deletions/{deletion_id}/approvals",
     response_model=ApprovalRead,
-    responses=problem_responses(401, 404, 422),
+    responses=problem_responses(401, 404, 409, 422),
 )
 async def read_deletion_approval(
     deletion_id: DeletionId, principal: PrincipalDep, runtime: RuntimeDep

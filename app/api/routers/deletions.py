@@ -61,6 +61,8 @@ KEY_HELP = "1-255 visible ASCII characters, unique per request of the caller (e.
         "Accept a deletion request; offset specs (offset, before, committed_by, to) are resolved to "
         "concrete offsets now. Records some consumer group has not read are refused (409) unless "
         "`allow_unconsumed` or `ignore_groups` say otherwise; `dry_run: true` answers 200 with a preview. "
+        "A cluster, topic or partition the service does not have is a 404 naming it; an offset above "
+        "its partition's high watermark is a 409 carrying the high watermark. "
         "With an `Idempotency-Key` (scoped to the caller), repeating the same request answers 202 with "
         "the deletion first created and `Idempotent-Replayed: true`; the same key with a different "
         "request is a 422."

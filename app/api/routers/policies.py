@@ -89,7 +89,7 @@ async def get_policy(
     return policy_read(await policies.get_policy(runtime, principal, cluster, name))
 
 
-@router.patch("/{name}", response_model=PolicyRead, responses=problem_responses(401, 403, 404, 422, 503))
+@router.patch("/{name}", response_model=PolicyRead, responses=problem_responses(401, 403, 404, 409, 422, 503))
 async def update_policy(
     cluster: ClusterPath,
     name: PolicyPath,

@@ -46,7 +46,7 @@ def delivery_read(delivery: WebhookDelivery) -> DeliveryRead:
     status_code=201,
     response_model=WebhookCreated,
     responses={
-        **problem_responses(401, 403, 413, 415, 422),
+        **problem_responses(401, 403, 404, 413, 415, 422),
         201: {"content": {"application/json": {"example": WEBHOOK_CREATED_EXAMPLE}}},
     },
 )

@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 
 from app.adapters.db.approval_models import ApprovalDecision, ApprovalRequest
 from app.adapters.db.repositories import approvals as repo
+from app.adapters.db.repositories import deletions as deletions_repo
 from app.adapters.db.repositories import policies as policies_repo
 from app.adapters.db.session import read_session
 from app.auth import Principal
 from app.domain.approvals import ApprovalStatus, Decision, Requester, SubjectKind, refusal
-from app.errors import NotFound
+from app.errors import ApprovalNotRequired, NotFound
 from app.schemas.approvals import ApprovalCreate, ApprovalRead, DecisionRead
 from app.services.approvals.decisions import (
     check_may_decide,
@@ -63,15 +64,32 @@ async def _visible(runtime: Runtime, principal: Principal, request: ApprovalRequ
 async def _request_seen(
     runtime: Runtime, principal: Principal, kind: SubjectKind, subject_id: str | None, what: str
 ) -> ApprovalRequest:
-    """The subject's newest request, or 404 when it has none or the caller may not see it."""
+    """The subject's newest request; 404 when the caller may see neither it nor its subject, 409 when the
+    subject exists and the caller sees it but it has no request (no rule protected it)."""
     request = None
     if subject_id is not None:
         async with read_session(runtime.sessionmaker) as session:
             request = await repo.latest_request(session, kind, subject_id)
             rules = await current_rules(session, request) if request is not None else []
+    if (
+        request is None
+        and subject_id is not None
+        and await _subject_seen(runtime, principal, kind, subject_id)
+    ):
+        raise ApprovalNotRequired(f"No approval is needed for {what}: no approval rule protected it.")
     if request is None or not (named_in(rules, principal) or await _visible(runtime, principal, request)):
         raise NotFound(f"No approval request for {what}.")
     return request
+
+
+async def _subject_seen(runtime: Runtime, principal: Principal, kind: SubjectKind, subject_id: str) -> bool:
+    """Whether the deletion or policy exists and the caller may see it."""
+    async with read_session(runtime.sessionmaker) as session:
+        if kind == SubjectKind.DELETION:
+            deletion = await deletions_repo.get_deletion(session, subject_id)
+            return deletion is not None and await runtime.authorization.can_view(principal, deletion)
+        policy = await policies_repo.get_policy_by_id(session, subject_id)
+    return policy is not None and bool(await visible_policies(runtime, principal, policy.cluster, [policy]))
 
 
 async def read_approval(runtime: Runtime, principal: Principal, deletion_id: str) -> ApprovalRead:

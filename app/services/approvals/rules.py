@@ -25,7 +25,7 @@ from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.acl import Operation
 from app.domain.approvals import Exemption
-from app.errors import Conflict, NotFound
+from app.errors import ClusterNotFound, Conflict, NotFound
 from app.schemas.approvals import ApprovalRuleCreate, ApprovalRuleRead, ApprovalRuleUpdate, RuleTopics
 from app.services.approvals.policies import hold_cluster_policies
 from app.services.runtime import Runtime
@@ -59,7 +59,7 @@ async def _audit_change(
 
 def _known(runtime: Runtime, cluster: str) -> None:
     if cluster not in runtime.settings.clusters:
-        raise NotFound(f"Unknown cluster {cluster!r}.")
+        raise ClusterNotFound(f"Unknown cluster {cluster!r}.")
 
 
 def _details(rule: models.ApprovalRule) -> Mapping[str, Any]:

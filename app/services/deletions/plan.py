@@ -27,7 +27,14 @@ from app.domain.offsets import (
     resolve,
 )
 from app.domain.ports import TimeOffset, TopicLayout, TopicPartition
-from app.errors import FieldError, ServiceUnavailable, ValidationFailed
+from app.errors import (
+    FieldError,
+    OffsetOutOfRange,
+    PurgeError,
+    ServiceUnavailable,
+    TopicNotFound,
+    ValidationFailed,
+)
 from app.schemas.specs import entry_specs
 from app.services.deletions.request import DeletionRequest
 from app.services.runtime import Runtime
@@ -53,9 +60,27 @@ class Plan:
         ]
 
 
-def _refuse(problems: Sequence[Problem], summary: str, count_key: str = "problem_count") -> ValidationFailed:
+def _refuse(
+    problems: Sequence[Problem],
+    summary: str,
+    count_key: str = "problem_count",
+    error: type[PurgeError] = ValidationFailed,
+    **extra: Any,
+) -> PurgeError:
     errors = [FieldError(f"#/partitions/{p.index}", p.message) for p in problems[:MAX_LISTED]]
-    return ValidationFailed(summary, errors=errors, **{count_key: len(problems)})
+    return error(summary, errors=errors, **{count_key: len(problems)}, **extra)
+
+
+def _out_of_range(above: Sequence[Problem]) -> PurgeError:
+    """409: the records above a high watermark do not exist yet (Kafka's OFFSET_OUT_OF_RANGE); each
+    refused partition listed with the high watermark it was checked against."""
+    watermarks = [
+        {"topic": p.partition.topic, "partition": p.partition.partition, "high_watermark": p.high_watermark}
+        for p in above[:MAX_LISTED]
+        if p.partition is not None
+    ]
+    summary = f"{len(above)} offset(s) are above their partition's high watermark; nothing was accepted."
+    return _refuse(above, summary, "above_high_watermark_count", OffsetOutOfRange, high_watermarks=watermarks)
 
 
 async def _traits(
@@ -105,16 +130,17 @@ async def empty() -> dict[Any, Any]:
 async def plan_request(
     runtime: Runtime, request: DeletionRequest, *, recent: bool = False, bounded: bool = False
 ) -> Plan:
-    """Every cut of the request resolved to a concrete offset; 422 listing what cannot be.
+    """Every cut of the request resolved to a concrete offset; 404 listing the topics and partitions the
+    cluster does not have, 422 listing what else cannot be resolved.
 
     ``recent``: topic layouts and configs may come from a recent answer (``app.adapters.kafka.recent``);
     an unknown topic or partition is looked up fresh before it is refused.
 
     The metadata and the configs need only the topics' names: both are asked at once, and the entries
     are built while the cluster answers. Whatever the configs read says about a topic that does not
-    exist, the answer is the 422 listing the unknown partitions.
+    exist, the answer is the 404 listing the unknown partitions.
 
-    ``bounded``: a concrete offset above its partition's current high watermark is a 422 naming the
+    ``bounded``: a concrete offset above its partition's current high watermark is a 409 naming the
     partition and its high watermark (Kafka would refuse it with OFFSET_OUT_OF_RANGE). A partition whose
     leader cannot tell it now (a new leader catching up, a topic deleted a moment ago) is left to the
     broker, which checks the offset again when the deletion is sent."""
@@ -182,8 +208,10 @@ async def _plan(
         layouts = await gateway.topic_layouts(cluster, topics)
         cuts, problems = expand(entries, {name: len(layout.partitions) for name, layout in layouts.items()})
     if unknown := [p for p in problems if p.unknown]:
-        summary = f"{len(unknown)} partition(s) do not exist on cluster {cluster!r}."
-        raise _refuse(unknown, summary, "unknown_count")
+        summary = f"{len(unknown)} partition(s) do not exist on cluster {cluster!r}: " + ", ".join(
+            p.message.removeprefix("unknown topic or partition ") for p in unknown[:10]
+        )
+        raise _refuse(unknown, summary + ".", "unknown_count", TopicNotFound)
     if problems:
         raise _refuse(problems, "Each (topic, partition) may appear only once, also through whole topics.")
     if len(cuts) > runtime.settings.limits.max_partitions:
@@ -201,11 +229,7 @@ async def _plan(
         _traits(runtime, cluster, layouts, recent=recent, early=configs_read),
     )
     if above := above_high_watermark(cuts, {**await reads.bounds, **bounds}):
-        raise _refuse(
-            above,
-            f"{len(above)} offset(s) are above their partition's high watermark; nothing was accepted.",
-            "above_high_watermark_count",
-        )
+        raise _out_of_range(above)
     resolved, problems = resolve(cuts, Facts(watermarks, times, committed))
     if problems:
         raise _refuse(

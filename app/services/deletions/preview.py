@@ -21,7 +21,7 @@ from app.auth import Principal
 from app.domain.impact import PartitionImpact, UnconsumedGroup, uncommitted, unconsumed_groups
 from app.domain.ports import TopicPartition
 from app.domain.timestamps import WINDOW, judge_cut, sample_start
-from app.errors import NotFound, PurgeError
+from app.errors import ClusterNotFound, PurgeError
 from app.gc_pause import collection_paused
 from app.schemas.deletions import DeletionCreate
 from app.services.deletions.assessment import Assessment, assess
@@ -153,7 +153,7 @@ async def _preview(
     runtime: Runtime, request: DeletionCreate, *, principal: Principal, request_id: str
 ) -> bytes:
     if not runtime.gateway.has_cluster(request.cluster):
-        raise NotFound(f"Unknown cluster {request.cluster!r}.")
+        raise ClusterNotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})
     await runtime.authorization.check_delete_topics(principal, request.cluster, topics, request_id=request_id)
     plan = await plan_request(runtime, request)

@@ -31,7 +31,7 @@ from app.domain.approvals import Requirement
 from app.domain.commands import DeletionCommand
 from app.domain.deletions import DeletionStatus
 from app.domain.impact import UnconsumedGroup
-from app.errors import FieldError, IdempotencyMismatch, NotFound, ValidationFailed
+from app.errors import ClusterNotFound, FieldError, IdempotencyMismatch, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
 from app.schemas.deletions import DeletionCreate
 from app.services.approvals import gate
@@ -147,7 +147,7 @@ async def _submit(
     if (existing := await _existing(runtime, principal, key)) is not None:
         return _replay(existing, fingerprint)
     if not runtime.gateway.has_cluster(request.cluster):
-        raise NotFound(f"Unknown cluster {request.cluster!r}.")
+        raise ClusterNotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})
     await runtime.authorization.check_delete_topics(
         principal, request.cluster, topics, request_id=fields.request_id

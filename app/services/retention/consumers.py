@@ -21,7 +21,7 @@ from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.acl import Operation
 from app.domain.ports import TopicPartition
-from app.errors import Conflict, FieldError, NotFound, ValidationFailed
+from app.errors import CheckpointNotAllowed, ClusterNotFound, Conflict, FieldError, NotFound
 from app.integrations.spark.checkpoint_roots import CheckpointLocationRefused
 from app.schemas.consumers import ConsumerCreate, ProgressReport
 from app.services.runtime import Runtime
@@ -30,7 +30,7 @@ from app.services.runtime import Runtime
 def known_cluster(runtime: Runtime, cluster: str) -> None:
     """404 unless ``cluster`` is configured."""
     if not runtime.gateway.has_cluster(cluster):
-        raise NotFound(f"Unknown cluster {cluster!r}.")
+        raise ClusterNotFound(f"Unknown cluster {cluster!r}.")
 
 
 async def authorize_consumer(
@@ -44,14 +44,15 @@ async def authorize_consumer(
 
 
 def admitted_checkpoint(runtime: Runtime, location: str | None) -> None:
-    """422 unless ``location`` lies under ``PURGE_SPARK_CHECKPOINT_ROOTS`` (symlinks followed)."""
+    """403 unless ``location`` lies under ``PURGE_SPARK_CHECKPOINT_ROOTS`` (symlinks followed): the
+    operator's configuration refuses it, which the request's document cannot say."""
     if location is None:
         return
     try:
         runtime.settings.spark.roots().admit(location)
     except CheckpointLocationRefused as exc:
         detail = f"checkpoint_location refused: {exc}"
-        raise ValidationFailed(detail, errors=[FieldError("#/checkpoint_location", str(exc))]) from None
+        raise CheckpointNotAllowed(detail, errors=[FieldError("#/checkpoint_location", str(exc))]) from None
 
 
 def _new_consumer(

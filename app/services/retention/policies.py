@@ -20,8 +20,15 @@ from app.adapters.db.session import read_session, write_transaction
 from app.audit import NewEvent, append_event, events
 from app.audit.events import Actor
 from app.auth import Principal
-from app.errors import Conflict, FieldError, NotFound, ValidationFailed
-from app.schemas.retention import ConsumerChoice, Consumers, PolicyCreate, PolicyRead, PolicyUpdate
+from app.errors import Conflict, ConnectClusterNotFound, FieldError, NotFound
+from app.schemas.retention import (
+    CONNECTORS_FOR_TOPICS,
+    ConsumerChoice,
+    Consumers,
+    PolicyCreate,
+    PolicyRead,
+    PolicyUpdate,
+)
 from app.services.approvals import policies as approval
 from app.services.approvals import transitions
 from app.services.retention.consumers import known_cluster
@@ -59,18 +66,19 @@ def _safety_option(given: bool | None, consumers: Mapping[str, Any]) -> bool:
 def check_connect(
     runtime: Runtime, cluster: str, topics: Mapping[str, Any], consumers: Mapping[str, Any]
 ) -> None:
-    """422 unless the policy's Connect cluster is configured for this Kafka cluster, and unless topics
-    read by connectors come with Connect sinks."""
+    """404 unless the policy's Connect cluster is configured for this Kafka cluster; 409 when topics read
+    by connectors come without Connect sinks (only an update can: it keeps the stored topics or
+    consumers it does not give, and the request models refuse the rest)."""
     connect = consumers.get("connect")
     if topics.get("read_by_connectors") and connect is None:
-        detail = "topics.read_by_connectors needs Connect sinks among the consumers"
-        raise ValidationFailed(detail, errors=[FieldError("#/topics/read_by_connectors", detail)])
+        detail = f"{CONNECTORS_FOR_TOPICS}: the policy's consumers have none; give consumers with connect"
+        raise Conflict(detail, errors=[FieldError("#/topics/read_by_connectors", detail)])
     if connect is None:
         return
     configured = runtime.settings.connect.get(connect["cluster"])
     if configured is None or configured.kafka_cluster != cluster:
         detail = f"no Kafka Connect cluster {connect['cluster']!r} reads from {cluster!r} (PURGE_CONNECT)"
-        raise ValidationFailed(detail, errors=[FieldError("#/consumers/connect/cluster", detail)])
+        raise ConnectClusterNotFound(detail, errors=[FieldError("#/consumers/connect/cluster", detail)])
 
 
 def _details(policy: RetentionPolicy) -> Mapping[str, Any]:

@@ -21,7 +21,7 @@ from app.auth import Principal
 from app.domain.acl import Operation
 from app.domain.webhook_targets import TargetRefused, parse_target
 from app.domain.webhooks import new_secret
-from app.errors import FieldError, NotFound, ValidationFailed
+from app.errors import ClusterNotFound, FieldError, NotFound, ValidationFailed
 from app.schemas.webhooks import WebhookCreate, WebhookRead, WebhookUpdate
 from app.services.runtime import Runtime
 
@@ -50,7 +50,7 @@ async def create_webhook(
 ) -> tuple[Webhook, str]:
     """Create a webhook (needs ALTER on its CLUSTER); the webhook and its secret (shown once)."""
     if body.cluster not in runtime.settings.clusters:
-        raise ValidationFailed(
+        raise ClusterNotFound(
             f"Unknown cluster {body.cluster!r}.", errors=[FieldError("#/cluster", "not a configured cluster")]
         )
     await runtime.authorization.check_cluster(principal, body.cluster, Operation.ALTER, request_id=request_id)

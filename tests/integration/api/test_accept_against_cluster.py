@@ -58,7 +58,9 @@ async def test_unknown_topics_and_partitions_are_listed_and_nothing_is_stored(
     app_client: httpx.AsyncClient, alice: dict[str, str], orders: str
 ) -> None:
     body = deletion_body((orders, 0, 1), ("missing", 0, 1), (orders, 3, 1), (orders, 2, 1))
-    problem = assert_problem(await app_client.post("/v1/deletions", json=body, headers=alice), 422)
+    problem = assert_problem(await app_client.post("/v1/deletions", json=body, headers=alice), 404)
+    assert problem["type"] == "/problems/topic-not-found"
+    assert problem["detail"] == f"2 partition(s) do not exist on cluster 'demo': missing-0, {orders}-3."
     assert problem["unknown_count"] == 2
     assert problem["errors"] == [
         {"pointer": "#/partitions/1", "detail": "unknown topic or partition missing-0"},
@@ -71,7 +73,7 @@ async def test_unknown_partitions_are_capped_at_fifty(
     app_client: httpx.AsyncClient, alice: dict[str, str], orders: str
 ) -> None:
     body = deletion_body(*((orders, p, 1) for p in range(3, 103)))
-    problem = assert_problem(await app_client.post("/v1/deletions", json=body, headers=alice), 422)
+    problem = assert_problem(await app_client.post("/v1/deletions", json=body, headers=alice), 404)
     assert problem["unknown_count"] == 100
     assert len(problem["errors"]) == 50
     assert "error_count" not in problem
@@ -81,8 +83,10 @@ async def test_an_offset_above_the_high_watermark_is_refused_naming_it(
     app_client: httpx.AsyncClient, alice: dict[str, str], orders: str
 ) -> None:
     body = deletion_body((orders, 0, 10), (orders, 1, 21), (orders, 2, 5))
-    problem = assert_problem(await app_client.post("/v1/deletions", json=body, headers=alice), 422)
+    problem = assert_problem(await app_client.post("/v1/deletions", json=body, headers=alice), 409)
+    assert problem["type"] == "/problems/offset-out-of-range"
     assert problem["above_high_watermark_count"] == 1
+    assert problem["high_watermarks"] == [{"topic": orders, "partition": 1, "high_watermark": 20}]
     assert problem["errors"] == [
         {"pointer": "#/partitions/1", "detail": f"offset 21 is above the high watermark 20 of {orders}-1"}
     ]
@@ -90,3 +94,29 @@ async def test_an_offset_above_the_high_watermark_is_refused_naming_it(
     # At the high watermark itself the whole partition is deleted: accepted.
     accepted = await app_client.post("/v1/deletions", json=deletion_body((orders, 1, 20)), headers=alice)
     assert accepted.status_code == 202
+
+
+async def test_integral_numbers_are_taken_as_integers_exactly(
+    app_client: httpx.AsyncClient, alice: dict[str, str], orders: str
+) -> None:
+    """10.0 and 1e1 are integers to JSON Schema: accepted as 10. An offset past 2**53 written with a zero
+    fraction keeps every digit (a float would round 9007199254740993 to ...992)."""
+    raw = (
+        b'{"cluster": "demo", "reason": "integral numbers", "partitions": ['
+        b'{"topic": "%s", "partition": 1.0, "offset": 1e1}, {"topic": "%s", "partition": 0, "offset": 10.0}]}'
+    ) % (orders.encode(), orders.encode())
+    headers = {**alice, "content-type": "application/json"}
+    accepted = await app_client.post("/v1/deletions", content=raw, headers=headers)
+    assert accepted.status_code == 202, accepted.text
+    assert sorted((p["partition"], p["requested_offset"]) for p in accepted.json()["partitions"]) == [
+        (0, 10),
+        (1, 10),
+    ]
+    exact = b'{"cluster": "demo", "reason": "r", "partitions": [{"topic": "%s", "partition": 2, ' % (
+        orders.encode()
+    )
+    far = await app_client.post(
+        "/v1/deletions", content=exact + b'"offset": 9007199254740993.0}]}', headers=headers
+    )
+    problem = assert_problem(far, 409)
+    assert "offset 9007199254740993 is above" in problem["errors"][0]["detail"]

@@ -30,11 +30,11 @@ BAD_TOPICS += ("a\u202eb", 7)
 BAD_BODIES: list[tuple[str, dict[str, Any], str]] = [
     *[
         (f"partition={v!r}", _with_partition(partition=v), "#/partitions/0/partition")
-        for v in (-1, 2**31, 1.0, "1", True)
+        for v in (-1, 2**31, 1.5, "1", True)
     ],
     *[
         (f"offset={v!r}", _with_partition(offset=v), "#/partitions/0/offset")
-        for v in (-2, 2**63, 1e3, True, "5")
+        for v in (-2, 2**63, 1e-3, 9.5, True, "5")
     ],
     *[(f"topic={v!r}", _with_partition(topic=v), "#/partitions/0/topic") for v in BAD_TOPICS],
     (

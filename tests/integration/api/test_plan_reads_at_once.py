@@ -29,16 +29,17 @@ def _compacted(emulator: Any) -> str:
 async def test_an_unknown_topic_next_to_a_compact_one_lists_the_unknown_partition(
     app_client: httpx.AsyncClient, alice: dict[str, str], emulator: Any
 ) -> None:
-    # DescribeConfigs fails for "missing" while the metadata is read; the 422 is about the metadata.
+    # DescribeConfigs fails for "missing" while the metadata is read; the 404 is about the metadata.
     topic = _compacted(emulator)
     for fields in ({}, {"dry_run": True}):
         body = deletion_body((topic, 0, 0), ("missing", 0, 0), **fields)
-        problem = assert_problem(await app_client.post("/v1/deletions", json=body, headers=alice), 422)
+        problem = assert_problem(await app_client.post("/v1/deletions", json=body, headers=alice), 404)
+        assert problem["type"] == "/problems/topic-not-found"
         assert problem["unknown_count"] == 1
         assert problem["errors"] == [MISSING]
     whole = deletion_body()
     whole["partitions"] = [{"topic": topic, "offset": 0}, {"topic": "missing", "offset": 0}]
-    problem = assert_problem(await app_client.post("/v1/deletions", json=whole, headers=alice), 422)
+    problem = assert_problem(await app_client.post("/v1/deletions", json=whole, headers=alice), 404)
     assert problem["errors"] == [
         {"pointer": "#/partitions/1", "detail": "unknown topic or partition missing"}
     ]

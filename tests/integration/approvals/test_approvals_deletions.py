@@ -267,3 +267,20 @@ async def test_webhooks_hear_each_step_of_an_approval(desk: Desk) -> None:
             (expired, "deletion.expired"),
         ]
     )
+
+
+async def test_a_deletion_no_rule_protects_has_no_approval_to_read_or_decide(desk: Desk) -> None:
+    """409 for who sees the deletion (it exists, but needs no approval); 404 for anyone else and for a
+    deletion that does not exist, so nothing is revealed."""
+    deletion_id = (await desk.request())["id"]
+    url = f"/v1/deletions/{deletion_id}/approvals"
+    read = await desk.call("alice", "GET", url, 409)
+    assert read["type"] == "/problems/approval-not-required"
+    assert deletion_id in read["detail"]
+    decided = await desk.decide("alice", deletion_id, "approve", 409)
+    assert decided["type"] == "/problems/approval-not-required"
+    await desk.call("carol", "GET", url, 409)  # an officer, with DESCRIBE on the topic
+    await desk.revoke(principal="Group:officers", operation="DESCRIBE")
+    await desk.call("carol", "GET", url, 404)  # may not see the deletion any more
+    await desk.call("alice", "GET", "/v1/deletions/no-such-deletion/approvals", 404)
+    assert await desk.audit("approval.recorded") == []

@@ -105,3 +105,10 @@ async def test_deleting_a_waiting_policy_ends_its_request(desk: Desk) -> None:
     await desk.call("alice", "DELETE", f"{POLICIES}/pii-trim", 204)
     assert (await desk.call("carol", "GET", "/v1/approvals", 200))["items"] == []
     await decide(desk, "carol", "pii-trim", "approve", 404)
+
+
+async def test_a_policy_no_rule_protects_has_no_approval_to_decide(desk: Desk) -> None:
+    await desk.call("alice", "POST", POLICIES, 201, json=policy("open-trim", TOPIC))
+    problem = await decide(desk, "alice", "open-trim", "approve", 409)
+    assert problem["type"] == "/problems/approval-not-required"
+    assert (await decide(desk, "alice", "absent", "approve", 404))["type"] == "/problems/not-found"

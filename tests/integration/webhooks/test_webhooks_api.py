@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers.api import assert_problem
 from helpers.worker import Target, insert_deletion
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -69,19 +70,30 @@ async def test_a_refused_target_is_a_422_problem(
     assert [e["pointer"] for e in problem["errors"]] == ["#/url"]
 
 
-async def test_bad_secret_unknown_cluster_and_event_type(app_client: httpx.AsyncClient, token: Token) -> None:
+async def test_bad_secret_and_event_type(app_client: httpx.AsyncClient, token: Token) -> None:
     auth = await headers(token)
     bodies: list[tuple[dict[str, Any], str]] = [
         ({"secret": "not-whsec"}, "#/secret"),
         ({"secret": "whsec_c2hvcnQ="}, "#/secret"),
         ({"event_types": ["deletion.exploded"]}, "#/event_types/0"),
-        ({"cluster": "nowhere"}, "#/cluster"),
     ]
     for extra, pointer in bodies:
         body = {"cluster": "demo", "url": "https://hooks.example.com/hook", **extra}
         response = await app_client.post("/v1/webhooks", json=body, headers=auth)
         assert response.status_code == 422, response.text
         assert pointer in [e["pointer"] for e in response.json()["errors"]], response.text
+
+
+async def test_an_unknown_cluster_is_not_found(app_client: httpx.AsyncClient, token: Token) -> None:
+    """A schema-valid body naming a cluster the service does not have: 404 naming it, nothing stored."""
+    auth = await headers(token)
+    body = {"cluster": "nowhere", "url": "https://hooks.example.com/hook"}
+    response = await app_client.post("/v1/webhooks", json=body, headers=auth)
+    problem = assert_problem(response, 404)
+    assert problem["type"] == "/problems/cluster-not-found"
+    assert problem["detail"] == "Unknown cluster 'nowhere'."
+    assert problem["errors"] == [{"pointer": "#/cluster", "detail": "not a configured cluster"}]
+    assert (await app_client.get("/v1/webhooks", headers=auth)).json()["items"] == []
 
 
 async def test_the_secret_is_shown_once_and_changes_are_audited(
