@@ -1,7 +1,11 @@
 """Service benchmark: POST -> all-succeeded against the same deletion done directly, and API throughput.
 
     .venv/bin/python bench/service_bench.py [--sizes 1000,10000] [--databases sqlite,postgresql] [--workers N]
-        [--repeat 3] [--fetch-wait-ms 500,20]
+        [--repeat 3] [--fetch-wait-ms 500,20] [--kafka emulator|real]
+
+With ``--kafka real`` the cluster is a real Apache Kafka one the bench starts (``bench/real_kafka.py``:
+3 KRaft nodes, SASL/SCRAM), Kafka's own Java ``Admin.deleteRecords`` is a fourth way
+(``bench/DeleteRecordsBench.java``), the service runs on PostgreSQL and the API load is skipped.
 
 Everything runs on loopback as real processes: one emulated 3-broker cluster
 (``python -m kafka_emulator``, its request log kept to one request) and, per database, one
