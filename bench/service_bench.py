@@ -1,7 +1,11 @@
 """Service benchmark: POST -> all-succeeded against the same deletion done directly, and API throughput.
 
     .venv/bin/python bench/service_bench.py [--sizes 1000,10000] [--databases sqlite,postgresql] [--workers N]
-        [--repeat 3] [--fetch-wait-ms 500,20]
+        [--repeat 3] [--fetch-wait-ms 500,20] [--kafka emulator|real]
+
+With ``--kafka real`` the cluster is a real Apache Kafka one the bench starts (``bench/real_kafka.py``:
+3 KRaft nodes, SASL/SCRAM), Kafka's own Java ``Admin.deleteRecords`` is a fourth way
+(``bench/DeleteRecordsBench.java``), the service runs on PostgreSQL and the API load is skipped.
 
 Everything runs on loopback as real processes: one emulated 3-broker cluster
 (``python -m kafka_emulator``, its request log kept to one request) and, per database, one
@@ -59,6 +63,7 @@ from aiokafka.protocol.admin import DeleteRecordsRequest
 from aiokafka.structs import TopicPartition
 from confluent_kafka import TopicPartition as CfTopicPartition
 from confluent_kafka.admin import AdminClient
+from real_kafka import JavaAdmin, Target, create_topic, emulator_target, real_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -161,8 +166,8 @@ class Phase:
 
 
 @asynccontextmanager
-async def phase_of(bootstrap: str, fetch_wait_ms: float, runs: int) -> AsyncIterator[Phase]:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+async def phase_of(target: Target, fetch_wait_ms: float, runs: int) -> AsyncIterator[Phase]:
+    producer = AIOKafkaProducer(**target.aiokafka, acks="all", linger_ms=0)
     await producer.start()
     try:
         yield Phase(producer, fetch_wait_ms / 1000, runs)
@@ -173,8 +178,8 @@ async def phase_of(bootstrap: str, fetch_wait_ms: float, runs: int) -> AsyncIter
 Align = Callable[[], Awaitable[None]]
 
 
-async def direct_aiokafka(bootstrap: str, topic: str, partitions: int, offset: int, align: Align) -> float:
-    client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=120_000)
+async def direct_aiokafka(target: Target, topic: str, partitions: int, offset: int, align: Align) -> float:
+    client = AIOKafkaClient(**target.aiokafka, request_timeout_ms=120_000)
     await client.bootstrap()
     try:
         await align()
@@ -199,8 +204,8 @@ async def direct_aiokafka(bootstrap: str, topic: str, partitions: int, offset: i
     return elapsed
 
 
-async def direct_confluent(bootstrap: str, topic: str, partitions: int, offset: int, align: Align) -> float:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+async def direct_confluent(target: Target, topic: str, partitions: int, offset: int, align: Align) -> float:
+    admin = AdminClient(target.confluent)
     await asyncio.to_thread(admin.list_topics, timeout=30)  # connected before the clock starts
     await align()
     return await asyncio.to_thread(_delete_confluent, admin, topic, partitions, offset)
@@ -234,15 +239,13 @@ async def database(kind: str, work: Path) -> AsyncIterator[str]:
 
 
 def start_service(
-    url: str, bootstrap: str, work: Path, *, api_only: bool = False, workers: int = 1
+    url: str, target: Target, work: Path, *, api_only: bool = False, workers: int = 1
 ) -> tuple[Child, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PURGE_")}
     env |= {
         "PYTHONPATH": str(ROOT),
         "PURGE_DATABASE_URL": url,
-        "PURGE_CLUSTERS": json.dumps(
-            {"demo": {"bootstrap_servers": bootstrap, "request_timeout_ms": 60_000}}
-        ),
+        "PURGE_CLUSTERS": json.dumps({"demo": target.service}),
         "PURGE_AUTH_DEV_ISSUER": "true",
         "PURGE_AUTH_DEV_CLIENTS": json.dumps({CLIENT: SECRET}),
         "PURGE_SUPER_USERS": f"User:{CLIENT}",  # measures execution, not authorization
@@ -478,37 +481,50 @@ def note_runs(report: dict[str, Any], key: str, runs: list[float]) -> None:
     note(report, section, key, round(statistics.median(runs), 3))
 
 
-def note_ratios(report: dict[str, Any], sizes: list[int]) -> None:
-    """Each way's median over the direct aiokafka call's, at the same timing (same followers to wait for)."""
+def note_ratios(report: dict[str, Any], sizes: list[int], way: str) -> None:
+    """Each way's median over ``way``'s (a direct call), at the same timing (same followers to wait for)."""
     figures = report[report["timing"]]
     for n in sizes:
-        direct = figures[f"{n}/aiokafka_direct"]
+        direct = figures[f"{n}/{way}"]
         for key, value in list(figures.items()):
-            if key.startswith(f"{n}/") and not key.endswith(("_runs", "_post_202")):
-                note(report, "ratio_to_aiokafka", f"{report['timing']}/{key}", round(value / direct, 2))
+            if key.startswith(f"{n}/") and not key.endswith(("_runs", "_post_202", "_seconds")):
+                note(report, f"ratio_to_{way}", f"{report['timing']}/{key}", round(value / direct, 2))
 
 
 async def deletions_directly(
     report: dict[str, Any],
-    bootstrap: str,
+    target: Target,
     sizes: list[int],
     repeat: int,
     steps: dict[int, Iterator[int]],
     phase: Phase,
 ) -> None:
+    """aiokafka and confluent-kafka, and on a real cluster Kafka's Java Admin, run after run."""
     for n in sizes:
-        topic, aiokafka_runs, confluent_runs = f"bench-{n}", [], []
-        for run in range(repeat):
-            align = functools.partial(phase.align, run)
-            aiokafka_runs.append(await direct_aiokafka(bootstrap, topic, n, next(steps[n]), align))
-            confluent_runs.append(await direct_confluent(bootstrap, topic, n, next(steps[n]), align))
+        topic, aiokafka_runs, confluent_runs, java_runs = f"bench-{n}", [], [], []
+        java = JavaAdmin(target.cluster, topic, n) if target.cluster else None
+        try:
+            if java:
+                await asyncio.to_thread(java.start)  # the JVM's start and warm-up are not timed
+            for run in range(repeat):
+                align = functools.partial(phase.align, run)
+                aiokafka_runs.append(await direct_aiokafka(target, topic, n, next(steps[n]), align))
+                confluent_runs.append(await direct_confluent(target, topic, n, next(steps[n]), align))
+                if java:
+                    await align()
+                    java_runs.append(await asyncio.to_thread(java.delete, next(steps[n])))
+        finally:
+            if java:
+                java.close()
         note_runs(report, f"{n}/aiokafka_direct", aiokafka_runs)
         note_runs(report, f"{n}/confluent_kafka_direct", confluent_runs)
+        if java:
+            note_runs(report, f"{n}/java_admin", java_runs)
 
 
 async def service_runs(
     report: dict[str, Any],
-    bootstrap: str,
+    target: Target,
     sizes: list[int],
     kind: str,
     work: Path,
@@ -519,7 +535,7 @@ async def service_runs(
     api: bool,
 ) -> None:
     async with database(kind, work) as url:
-        service, base = start_service(url, bootstrap, work, workers=workers)
+        service, base = start_service(url, target, work, workers=workers)
         try:
             runs: dict[int, list[tuple[float, float]]] = {n: [] for n in sizes}
             for index in range(repeat):
@@ -540,50 +556,73 @@ async def service_runs(
             service.stop()
         if not api:
             return
-        service, base = start_service(url, bootstrap, work, api_only=True, workers=workers)
+        service, base = start_service(url, target, work, api_only=True, workers=workers)
         try:
             note(report, "api", f"{kind}_api_only", await api_throughput(base))
         finally:
             service.stop()
 
 
+@asynccontextmanager
+async def kafka(
+    report: dict[str, Any], options: argparse.Namespace, work: Path, fetch_wait_ms: float
+) -> AsyncIterator[Target]:
+    """A fresh cluster, emulated or real, with the bench's topics; every deletion moves the log start
+    offsets one record further, so each partition holds a record per deletion and one more."""
+    sizes: list[int] = options.sizes
+    records = options.repeat * (len(options.databases) + (3 if options.kafka == "real" else 2)) + 1
+    if options.kafka == "emulator":
+        emulator, bootstrap = start_emulator(work, sizes, fetch_wait_ms)
+        try:
+            for n in sizes:
+                await produce(bootstrap, f"bench-{n}", n, records)
+            await produce(bootstrap, "api", 16, 1)
+            yield emulator_target(bootstrap)
+        finally:
+            emulator.stop()
+        return
+    with real_cluster(work, fetch_wait_ms) as target:
+        assert target.cluster is not None
+        # One partition led by each broker, so the phase's records reach every leader's followers.
+        phase = [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
+        await asyncio.to_thread(create_topic, target.cluster, PHASE_TOPIC, PHASE_PARTITIONS, 0, phase)
+        for n in sizes:
+            seconds = await asyncio.to_thread(create_topic, target.cluster, f"bench-{n}", n, records)
+            note(report, report["timing"], f"{n}/setup_seconds", round(seconds, 1))
+        yield target
+
+
 async def at_timing(
     report: dict[str, Any], options: argparse.Namespace, fetch_wait_ms: float, api: bool
 ) -> None:
-    """Every way's deletions (and with ``api`` the API figures) on a fresh emulator at one timing."""
+    """Every way's deletions (and with ``api`` the API figures) on a fresh cluster at one timing."""
     sizes: list[int] = options.sizes
     kinds: list[str] = options.databases
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"service-bench-{secrets.token_hex(4)}"
     work.mkdir(parents=True)
     report["timing"] = f"fetch_wait_{fetch_wait_ms:g}ms"
     report[report["timing"]] = {}
-    emulator, bootstrap = start_emulator(work, sizes, fetch_wait_ms)
-    try:
-        # Every deletion moves the log start offsets one record further.
-        deletions = options.repeat * (2 + len(kinds))
-        for n in sizes:
-            await produce(bootstrap, f"bench-{n}", n, deletions + 1)
-        await produce(bootstrap, "api", 16, 1)
+    async with kafka(report, options, work, fetch_wait_ms) as target:
         # each topic's next offset
         steps: dict[int, Iterator[int]] = {n: itertools.count(1) for n in sizes}
-        async with phase_of(bootstrap, fetch_wait_ms, options.repeat) as phase:
-            await deletions_directly(report, bootstrap, sizes, options.repeat, steps, phase)
+        async with phase_of(target, fetch_wait_ms, options.repeat) as phase:
+            await deletions_directly(report, target, sizes, options.repeat, steps, phase)
             for kind in kinds:
                 # SQLite has one writer at a time: more processes only wait on each other's locks.
                 http_workers = options.workers or (1 if kind == "sqlite" else 2)
                 report[f"{kind}_http_workers"] = http_workers
                 await service_runs(
-                    report, bootstrap, sizes, kind, work, http_workers, options.repeat, steps, phase, api
+                    report, target, sizes, kind, work, http_workers, options.repeat, steps, phase, api
                 )
-        note_ratios(report, sizes)
-    finally:
-        emulator.stop()
+    note_ratios(report, sizes, "aiokafka_direct")
+    if target.cluster:
+        note_ratios(report, sizes, "java_admin")
 
 
 async def main(options: argparse.Namespace) -> dict[str, Any]:
-    report: dict[str, Any] = {"api": {}, "ratio_to_aiokafka": {}}
+    report: dict[str, Any] = {"api": {}, "ratio_to_aiokafka_direct": {}, "ratio_to_java_admin": {}}
     for index, wait in enumerate(float(w) for w in options.fetch_wait_ms.split(",")):
-        await at_timing(report, options, wait, api=index == 0)
+        await at_timing(report, options, wait, api=index == 0 and options.kafka == "emulator")
     del report["timing"]
     return report
 
@@ -593,17 +632,26 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--databases", default="sqlite,postgresql")
+    parser.add_argument(
+        "--kafka",
+        choices=["emulator", "real"],
+        default="emulator",
+        help="the emulator, or a real Apache Kafka cluster (3 KRaft nodes, SASL/SCRAM) the bench starts",
+    )
+    parser.add_argument("--databases", help="default: sqlite,postgresql (emulator), postgresql (real)")
     parser.add_argument(
         "--workers", type=int, help="kafka-purge serve --workers (default: 2 on PostgreSQL, 1 on SQLite)"
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs of each deletion per way (median kept)")
     parser.add_argument(
-        "--fetch-wait-ms", default="500,20", help="the emulator's replica.fetch.wait.max.ms values, in turn"
+        "--fetch-wait-ms",
+        help="the brokers' replica.fetch.wait.max.ms values, in turn (default: 500,20 emulator, 500 real)",
     )
     options = parser.parse_args()
+    real = options.kafka == "real"
     options.sizes = [int(n) for n in options.sizes.split(",")]
-    options.databases = options.databases.split(",")
+    options.databases = (options.databases or ("postgresql" if real else "sqlite,postgresql")).split(",")
+    options.fetch_wait_ms = options.fetch_wait_ms or ("500" if real else "500,20")
     try:
         import uvloop  # the load generator's own cost matters on two cores
 
