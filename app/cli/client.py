@@ -40,7 +40,7 @@ environment:
 _ADVICE = {
     401: "the token is missing, expired or not accepted: check PURGE_TOKEN/--token-file or the client "
     "credentials",
-    403: "the principal lacks the permission: ask an administrator for an ACL (kafka-purge acl list)",
+    403: "not allowed: ask an administrator for the ACL (kafka-purge acl list) or the setting named above",
     404: "it does not exist or you may not see it: check the id, topic and --cluster (kafka-purge list)",
     409: "the request conflicts with the current state (see above)",
     413: "the request is too large: split it",

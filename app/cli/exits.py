@@ -20,7 +20,7 @@ exit codes:
   0    done (a preview, a deletion that succeeded, a verified audit trail or certificate)
   1    unexpected: the service could not be reached or answered 5xx
   2    usage: bad flags or input (nothing was sent), no credentials, no TTY to confirm on
-  3    refused: by the service (401, 403, 404, 409 unconsumed records, 422) or at the prompt
+  3    refused: by the service (401, 403, 404, 409 unread records or offsets, 422) or at the prompt
   4    partially failed: some partitions of the deletion failed
   5    failed: every partition failed, evidence finds records not deleted, the audit chain is broken,
        or a certificate does not verify

@@ -102,7 +102,9 @@ class DeletionCreate(BaseModel):
     partitions: list[PartitionOffset] = Field(
         min_length=1,
         description="What to delete: each entry a topic, optionally a partition, and exactly one offset "
-        "spec (offset, before, committed_by or to)",
+        "spec (offset, before, committed_by or to); each (topic, partition) once",
+        # As far as JSON Schema says "each (topic, partition) once": no two entries alike.
+        json_schema_extra={"uniqueItems": True},
     )
     leader_only: bool = Field(
         default=False,
