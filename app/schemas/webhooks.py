@@ -59,9 +59,12 @@ _REFUSED_CLASS = "".join(
     _character(first) if first == last else f"{_character(first)}-{_character(last)}"
     for first, last in REFUSED_CHARACTERS
 )
-# What ``check_target`` takes, as far as a pattern says it: http(s), a host without credentials, a port
-# other than 0, no fragment, none of the refused characters.
-URL_SHAPE = f"^https?://[A-Za-z0-9.-]+(:[1-9][0-9]{{0,3}})?([/?][^#{_REFUSED_CLASS}]*)?$"
+# What ``check_target`` takes, as far as a pattern says it: http(s), a host of DNS labels (or IPv4
+# digits) without credentials, a port other than 0, no fragment, none of the refused characters.
+_HOST_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"  # a DNS label: no hyphen at either end
+URL_SHAPE = (
+    f"^https?://{_HOST_LABEL}(?:\\.{_HOST_LABEL})*\\.?(:[1-9][0-9]{{0,3}})?([/?][^#{_REFUSED_CLASS}]*)?$"
+)
 TargetUrl = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_URL_LENGTH),

@@ -128,7 +128,7 @@ def test_without_a_terminal_delete_needs_yes(service: Service) -> None:
 def test_an_offset_beyond_the_end_is_refused_naming_the_high_watermark(service: Service) -> None:
     refused = run_cli(service, "delete", "bad", "-p", "0", "-o", "99", "--reason", "beyond", "--wait", "-y")
     assert refused.returncode == Exit.REFUSED, refused.stderr
-    assert "answered 422" in refused.stderr
+    assert "answered 409" in refused.stderr
     assert "offset 99 is above the high watermark 10 of bad-0" in refused.stderr
 
 

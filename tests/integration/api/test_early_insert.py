@@ -72,19 +72,26 @@ async def test_large_deletion_is_stored_with_its_event_and_sent(
         assert (await verify_chain(session)).ok
 
 
-@pytest.mark.parametrize("refused", ["unknown partition", "above the high watermark", "duplicate"])
+@pytest.mark.parametrize(
+    ("refused", "status"), [("unknown partition", 404), ("above the high watermark", 409), ("duplicate", 422)]
+)
 async def test_refused_large_deletion_leaves_nothing(
-    app_client: httpx.AsyncClient, alice: dict[str, str], big: str, sessionmaker: Maker, refused: str
+    app_client: httpx.AsyncClient,
+    alice: dict[str, str],
+    big: str,
+    sessionmaker: Maker,
+    refused: str,
+    status: int,
 ) -> None:
     entries = [(big, p, 0) for p in range(EARLY_MIN_PARTITIONS)]
     if refused == "unknown partition":
         entries[-1] = (big, TOPIC_PARTITIONS + 5, 0)  # refused only once the cluster answered
     elif refused == "above the high watermark":
-        entries[-1] = (big, 7, 3)  # the topic is empty: its high watermarks are 0
+        entries[-1] = (big, EARLY_MIN_PARTITIONS - 1, 3)  # the topic is empty: its high watermarks are 0
     else:
         entries[-1] = entries[0]
     response = await app_client.post("/v1/deletions", json=deletion_body(*entries), headers=alice)
-    assert_problem(response, 422)
+    assert_problem(response, status)
     assert await _counts(sessionmaker) == (0, 0, 0)
 
 
