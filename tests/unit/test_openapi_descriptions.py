@@ -21,12 +21,13 @@ def dev_issuer_document() -> dict[str, Any]:
     return schema
 
 
-COMBINATORS = {"oneOf", "anyOf", "allOf", "not"}
+COMBINATORS = {"oneOf", "anyOf", "allOf", "not", "if", "then", "else"}
 
 
 def undescribed(node: Any, where: str, *, constraint: bool = False) -> Iterator[str]:
     """Where a property or a parameter without a description sits, anywhere under ``node``. Properties
-    inside ``oneOf``/``anyOf``/``allOf``/``not`` only constrain ones the schema declares (and describes)."""
+    inside ``oneOf``/``anyOf``/``allOf``/``not`` and ``if``/``then``/``else`` only constrain ones the
+    schema declares (and describes)."""
     if isinstance(node, list):
         for index, item in enumerate(node):
             yield from undescribed(item, f"{where}/{index}", constraint=constraint)
