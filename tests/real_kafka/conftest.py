@@ -10,19 +10,17 @@ whose Kafka ACLs (created with Kafka's Admin API) allow what the service does an
 
 from __future__ import annotations
 
-import asyncio
 import json
-import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 from helpers.kafka_cluster import KafkaCluster
+from helpers.kafka_faults import service_database
 from helpers.real_kafka import CLUSTER, SERVICE_ACLS, SERVICE_USER, cluster_settings, grant
-from helpers.service_processes import PG_ADMIN_DSN, ROOT, Service, service_env, start_service
+from helpers.service_processes import ROOT, Service, service_env, start_service
 
 STARTED: list[KafkaCluster] = []
 
@@ -59,24 +57,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 @pytest.fixture(scope="session")
 def purge_service(kafka_cluster: KafkaCluster) -> Iterator[Service]:
     grant(kafka_cluster, f"User:{SERVICE_USER}", SERVICE_ACLS)
-    name = f"purge_real_kafka_{secrets.token_hex(4)}"
-    asyncio.run(admin_sql(f'CREATE DATABASE "{name}"'))
-    env = service_env(f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}", kafka_cluster.bootstrap)
-    env["PURGE_CLUSTERS"] = json.dumps({CLUSTER: cluster_settings(kafka_cluster)})
-    service = start_service(env, ROOT)
-    try:
-        yield service
-    finally:
-        service.process.kill()
-        asyncio.run(admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
-async def admin_sql(statement: str) -> None:
-    connection = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
+    with service_database() as url:
+        env = service_env(url, kafka_cluster.bootstrap)
+        env["PURGE_CLUSTERS"] = json.dumps({CLUSTER: cluster_settings(kafka_cluster)})
+        service = start_service(env, ROOT)
+        try:
+            yield service
+        finally:
+            service.process.kill()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
