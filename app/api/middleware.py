@@ -3,11 +3,15 @@ and request metrics.
 
 The body-size guard answers 413 before the app parses anything: when Content-Length is over the limit,
 and for bodies without a Content-Length (chunked) as soon as the bytes read exceed it (such bodies are
-buffered, at most the limit, and replayed to the app). Before answering it reads and discards the rest
-of the body, up to ``DRAIN_BYTES``, as nginx's lingering close does: clients (curl, requests, httpx)
-send the whole body before they read the answer, and a connection closed with bytes still unread is
-reset, which loses the 413 on its way. A longer body is not waited for, nor one sent with
-``Expect: 100-continue`` (its client waits for the answer before sending it).
+buffered, at most the limit, and replayed to the app).
+
+A refusal made here reads and discards the rest of the body first, up to ``DRAIN_BYTES``, as nginx's
+lingering close does: clients (curl, requests, httpx) send the whole body before they read the answer,
+urllib3 in a write after the head's, and a connection closed with bytes still on their way is reset,
+which loses the answer on its way. A body read to its end leaves the connection open for the next
+request; a longer one is not waited for and the connection closes, as it does for one sent with
+``Expect: 100-continue`` (its client waits for the answer before sending it) and for a request whose
+Content-Length cannot be read (where its body ends is unknown).
 """
 
 from __future__ import annotations
@@ -73,6 +77,8 @@ async def send_problem(
     title: str,
     detail: str,
     errors: list[dict[str, str]] | None = None,
+    *,
+    close: bool,
 ) -> None:
     body = problem_body(
         status=status,
@@ -88,8 +94,9 @@ async def send_problem(
     headers = [
         (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
         (b"content-length", str(len(payload)).encode()),
-        (b"connection", b"close"),
     ]
+    if close:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
@@ -107,12 +114,17 @@ class BodySizeLimitMiddleware:
         if declared is not None:
             if not declared.isdigit():
                 await send_problem(
-                    scope, send, 400, "malformed-request", "Malformed request", "Bad Content-Length"
+                    scope,
+                    send,
+                    400,
+                    "malformed-request",
+                    "Malformed request",
+                    "Bad Content-Length",
+                    close=True,
                 )
             elif int(declared) > self.max_body_bytes:
-                if int(declared) <= DRAIN_BYTES and _header(scope, b"expect") is None:
-                    await _drain(receive, 0)
-                await self._too_large(scope, send)
+                drained = int(declared) <= DRAIN_BYTES and await _drained(scope, receive, 0)
+                await self._too_large(scope, send, close=not drained)
             else:
                 await self.app(scope, receive, send)
             return
@@ -121,9 +133,8 @@ class BodySizeLimitMiddleware:
             return
         buffered = await self._read_limited(receive)
         if buffered is None:
-            if _header(scope, b"expect") is None:
-                await _drain(receive, self.max_body_bytes)
-            await self._too_large(scope, send)
+            drained = await _drained(scope, receive, self.max_body_bytes)
+            await self._too_large(scope, send, close=not drained)
             return
         await self.app(scope, _replay(buffered, receive), send)
 
@@ -141,21 +152,26 @@ class BodySizeLimitMiddleware:
             if not message.get("more_body", False):
                 return messages
 
-    async def _too_large(self, scope: Scope, send: Send) -> None:
+    async def _too_large(self, scope: Scope, send: Send, *, close: bool) -> None:
         detail = f"The request body is larger than {self.max_body_bytes} bytes."
-        await send_problem(scope, send, 413, "payload-too-large", "Request body too large", detail)
+        await send_problem(
+            scope, send, 413, "payload-too-large", "Request body too large", detail, close=close
+        )
 
 
-async def _drain(receive: Receive, read: int) -> None:
-    """Read and discard the rest of a refused body (``read`` bytes of it read already), up to
-    ``DRAIN_BYTES`` in all."""
+async def _drained(scope: Scope, receive: Receive, read: int) -> bool:
+    """Whether the rest of a refused body (``read`` bytes of it read already) was read and discarded
+    to its end: never for a request that expects ``100 Continue``, nor past ``DRAIN_BYTES`` in all."""
+    if _header(scope, b"expect") is not None:
+        return False
     while read <= DRAIN_BYTES:
         message = await receive()
         if message["type"] != "http.request":
-            return
+            return False
         read += len(message.get("body", b""))
         if not message.get("more_body", False):
-            return
+            return True
+    return False
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:
@@ -187,7 +203,17 @@ class ControlCharacterMiddleware:
         name, where = refused
         error = {"parameter": name, "in": where, "detail": CONTROL_CHARACTER_DETAIL}
         detail = "The request has invalid fields; see errors."
-        await send_problem(scope, send, 422, "validation-failed", "Request is not valid", detail, [error])
+        drained = await _drained(scope, receive, 0)
+        await send_problem(
+            scope,
+            send,
+            422,
+            "validation-failed",
+            "Request is not valid",
+            detail,
+            [error],
+            close=not drained,
+        )
 
 
 def _refused_parameter(scope: Scope) -> tuple[str, str] | None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import uvicorn
 
 PROBLEM = "application/problem+json"
 
@@ -42,3 +44,17 @@ async def wait_until(check: Callable[[], Any], within: float = 10.0, interval: f
         if time.monotonic() > deadline:
             raise AssertionError("condition not met before the deadline")
         await asyncio.sleep(interval)
+
+
+@asynccontextmanager
+async def served(config: uvicorn.Config) -> AsyncIterator[int]:
+    """``config``'s app served by uvicorn on a loopback port for the block; the port."""
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    try:
+        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
+            await asyncio.sleep(0.01)
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        await serving

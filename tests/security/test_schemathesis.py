@@ -183,18 +183,8 @@ def failures(url: str, token: str) -> list[str]:
                             f"{check.name} | {operation} | {_answer(event, case_id)} | {info.code_sample}"
                         )
         elif isinstance(event, events.NonFatalError | events.FatalError):
-            if isinstance(event, events.NonFatalError) and _reset(event):
-                # Open (issue 29, finding 6): one run on SQLite saw the service reset the connection
-                # while its answer to a coverage-phase POST .../approvals was being read. Shown, not failed,
-                # until its cause is found.
-                print(f"connection reset (open): {event.label}")
-                continue
             found.append(f"error: {event}")
     return sorted(set(found))
-
-
-def _reset(event: events.NonFatalError) -> bool:
-    return "Connection reset by peer" in repr(event.value)
 
 
 def _answer(event: events.ScenarioFinished | events.FuzzScenarioFinished, case_id: str) -> str:

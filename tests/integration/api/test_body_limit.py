@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 import uvicorn
-from helpers.api import assert_problem
+from helpers.api import assert_problem, served
 
 from app.main import create_app
 from app.settings import Settings
@@ -73,13 +73,7 @@ async def test_a_client_reads_the_413_after_sending_its_whole_body(settings: Set
     """Over a real socket, an 8 MiB body with its Content-Length, sent whole before the answer is read
     (as curl, requests and httpx do): the service reads and discards it, so the 413 arrives instead of a
     connection reset."""
-    app = create_app(settings, run_executor=False)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    serving = asyncio.create_task(server.serve())
-    try:
-        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
+    async with served(_config(settings)) as port:
         body = b" " * (8 * 1024 * 1024)
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
             response = await client.post(
@@ -87,21 +81,12 @@ async def test_a_client_reads_the_413_after_sending_its_whole_body(settings: Set
             )
         problem = assert_problem(response, 413)
         assert problem["type"] == "/problems/payload-too-large"
-    finally:
-        server.should_exit = True
-        await serving
 
 
 async def test_real_server_answers_413_without_reading_the_body(settings: Settings) -> None:
     """Over a real socket: headers announce 40 MB (past what is drained), only 64 KB are sent, and the
     413 still arrives."""
-    app = create_app(settings, run_executor=False)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    serving = asyncio.create_task(server.serve())
-    try:
-        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
+    async with served(_config(settings)) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         head = (
             f"POST /v1/deletions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -114,6 +99,47 @@ async def test_real_server_answers_413_without_reading_the_body(settings: Settin
         assert status_line.startswith(b"HTTP/1.1 413"), status_line
         assert time.perf_counter() - started < 1.0
         writer.close()
-    finally:
-        server.should_exit = True
-        await serving
+
+
+async def test_a_refusal_of_the_path_reads_the_body_and_keeps_the_connection(
+    settings: Settings,
+) -> None:
+    """Over a real socket: a POST with a control character in its path, its body sent after the head
+    (as urllib3 sends it, in a write of its own) and after a pause. The 422 waits for the body and the
+    connection stays open for the next request: closed with the body still on its way, the connection
+    would be reset and the answer lost."""
+    body = b'{"decision": "approve"}'
+    head = (
+        "POST /v1/clusters/demo/policies/a%01b/approvals HTTP/1.1\r\nHost: x\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    async with served(_config(settings)) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(head.encode())
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.write(body)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        await writer.drain()
+        refusal = await _answer(reader)
+        health = await _answer(reader)
+        writer.close()
+    assert refusal[0].startswith(b"HTTP/1.1 422"), refusal
+    assert b'"parameter": "path"' in refusal[1], refusal
+    assert health[0].startswith(b"HTTP/1.1 200"), health
+
+
+async def _answer(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """(the head, the body) of the next answer on the connection."""
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=5)
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.lower().split(b"\r\n")
+        if line.startswith(b"content-length:")
+    )
+    return head, await asyncio.wait_for(reader.readexactly(length), timeout=5)
+
+
+def _config(settings: Settings) -> uvicorn.Config:
+    app = create_app(settings, run_executor=False)
+    return uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")

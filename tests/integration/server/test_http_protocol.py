@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import uvicorn
+from helpers.api import served
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -56,15 +57,8 @@ async def port() -> AsyncIterator[int]:
     config = uvicorn.Config(
         APP, host="127.0.0.1", port=0, http=CoalescingHttpToolsProtocol, log_level="warning"
     )
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
-    try:
-        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-            await asyncio.sleep(0.01)
-        yield server.servers[0].sockets[0].getsockname()[1]
-    finally:
-        server.should_exit = True
-        await serving
+    async with served(config) as port:
+        yield port
 
 
 async def _response(reader: asyncio.StreamReader) -> tuple[bytes, dict[bytes, bytes], bytes]:
