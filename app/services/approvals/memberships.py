@@ -17,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.approval_models import ApprovalRequest
+from app.adapters.db.faults import recorded_commits
 from app.adapters.db.repositories import memberships as repo
 from app.adapters.db.session import write_transaction
 from app.auth import Principal
@@ -40,8 +41,11 @@ class Memberships:
             self._written.move_to_end(principal.name)
             return
         try:
-            async with write_transaction(self._sessionmaker) as session:
-                await repo.report(session, principal.name, groups, datetime.now(UTC))
+            # Writing the same groups again changes nothing, so this commit leaves the request free to
+            # run again after a database fault (``app.adapters.db.faults``): it is recorded apart.
+            with recorded_commits():
+                async with write_transaction(self._sessionmaker) as session:
+                    await repo.report(session, principal.name, groups, datetime.now(UTC))
         except (SQLAlchemyError, OSError) as exc:
             log.warning("could not store the groups of %s: %s", principal.name, type(exc).__name__)
             return

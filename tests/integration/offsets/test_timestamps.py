@@ -44,3 +44,19 @@ async def test_no_record_at_or_after_the_time_cuts_at_the_end(
     assert partition["cut_time"]["record_found"] is False
     assert partition["cut_time"]["first_record_timestamp_ms"] is None
     assert partition["cut_time"]["timestamps"]["out_of_order"] is False
+
+
+async def test_a_time_before_1970_cuts_before_every_record(
+    app_client: httpx.AsyncClient, alice: dict[str, str], emulator: Any
+) -> None:
+    """A time before the epoch is 0, before every record: as a negative timestamp it would reach
+    ListOffsets as one of its special values (-1 is the high watermark) and cut the whole partition."""
+    emulator.create_topic("events", partitions=1, replication_factor=3)
+    await produce_timed(emulator, "events", 0, [BASE_MS + t for t in (100, 200, 300)])
+    for before in ("1969-12-31T23:59:59.999Z", "1900-01-01T00:00:00+01:00"):
+        request = body({"topic": "events", "partition": 0, "before": before}, dry_run=True)
+        response = await app_client.post("/v1/deletions", json=request, headers=alice)
+        assert response.status_code == 200, response.text
+        [partition] = response.json()["partitions"]
+        assert partition["resolved_offset"] == 0, before
+        assert partition["records_deleted"] == 0, before

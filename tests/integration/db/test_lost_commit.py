@@ -1,0 +1,193 @@
+"""A COMMIT whose connection is lost (PostgreSQL): the request is answered from what the database did.
+
+The service reaches PostgreSQL through a TCP proxy that cuts the connection of the transaction
+storing a deletion (the one that sent ``INSERT INTO deletion``) at its COMMIT:
+
+- after the server answered it: the deletion committed; ``txid_status`` on another connection says
+  so, and the request is answered 202 as if nothing happened;
+- before the COMMIT reached the server: the server rolled the transaction back; ``txid_status`` says
+  so and the whole request runs again (none of its work committed);
+- after the server answered it, with every ``txid_status`` question cut too, for a deletion large
+  enough to be inserted early (``app.services.deletions.early``): the outcome is unknown, so the
+  deletion is stored again the usual way, with the same id; the duplicate key says it committed and
+  the stored deletion is the answer.
+
+In every case the deletion is stored exactly once with one ``deletion.requested`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from helpers.offsets import produce
+from pydantic import SecretStr
+
+from app.main import create_app
+from app.services.deletions.early import EARLY_MIN_PARTITIONS
+from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings
+
+PG = ("127.0.0.1", 5432)
+INSERT = b"INSERT INTO deletion "
+COMMIT = b"COMMIT"
+OUTCOME = b"txid_status"
+
+
+class CommitCutter:
+    """A TCP proxy to PostgreSQL. Once ``arm(when)`` was called, it cuts the next connection whose
+    transaction inserted a deletion at its COMMIT: "before" forwarding it, or "after" the server's
+    answer came (which is dropped). With ``cut_outcome`` it also cuts every connection that asks
+    ``txid_status``."""
+
+    def __init__(self) -> None:
+        self.when: str | None = None
+        self.cut_outcome = False
+        self.cuts: list[str] = []
+        self._server: asyncio.Server | None = None
+
+    def arm(self, when: str, *, cut_outcome: bool = False) -> None:
+        self.when, self.cut_outcome = when, cut_outcome
+
+    async def start(self) -> int:
+        self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def _connection(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        server_r, server_w = await asyncio.open_connection(*PG)
+        drop_answer = asyncio.Event()
+
+        async def upstream() -> None:
+            inserted = False
+            while data := await client_r.read(65536):
+                inserted = inserted or INSERT in data
+                if self.cut_outcome and OUTCOME in data:
+                    self.cuts.append("outcome")
+                    return
+                if inserted and COMMIT in data and self.when is not None:
+                    when, self.when = self.when, None
+                    self.cuts.append(when)
+                    if when == "before":
+                        return
+                    drop_answer.set()
+                server_w.write(data)
+                await server_w.drain()
+                if COMMIT in data:
+                    inserted = False
+
+        async def downstream() -> None:
+            while data := await server_r.read(65536):
+                if drop_answer.is_set():
+                    return
+                client_w.write(data)
+                await client_w.drain()
+
+        pumps = [asyncio.create_task(upstream()), asyncio.create_task(downstream())]
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            for writer in (client_w, server_w):
+                writer.close()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+
+
+@pytest.fixture
+async def cutter() -> AsyncIterator[tuple[CommitCutter, int]]:
+    proxy = CommitCutter()
+    port = await proxy.start()
+    yield proxy, port
+    await proxy.stop()
+
+
+@pytest.fixture
+async def service(
+    postgresql_url: str, cutter: tuple[CommitCutter, int], emulator: Any
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The app on a migrated PostgreSQL database reached through the proxy, with a token for alice."""
+    from app.adapters.db.migrate import upgrade
+
+    await upgrade(postgresql_url)
+    # Without TLS, so that the proxy sees the statements.
+    proxied = postgresql_url.replace("127.0.0.1:5432", f"127.0.0.1:{cutter[1]}") + "?ssl=disable"
+    settings = Settings(
+        database=DatabaseSettings(url=proxied, pool_size=5),
+        clusters={"demo": ClusterSettings(bootstrap_servers=emulator.bootstrap, request_timeout_ms=5_000)},
+        auth=AuthSettings(dev_issuer=True, dev_clients={"alice": SecretStr("alice-secret")}),
+        super_users="User:alice",
+    )
+    app = create_app(settings, run_executor=False)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            answer = await client.post(
+                "/oauth/token", data={"grant_type": "client_credentials"}, auth=("alice", "alice-secret")
+            )
+            client.headers["Authorization"] = f"Bearer {answer.json()['access_token']}"
+            yield client
+
+
+async def _stored(url: str, deletion_id: str) -> tuple[int, int]:
+    """(deletions stored with ``deletion_id``, their ``deletion.requested`` events)."""
+    connection = await asyncpg.connect(url.replace("postgresql+asyncpg", "postgresql"))
+    try:
+        rows = await connection.fetchval("SELECT count(*) FROM deletion WHERE id = $1", deletion_id)
+        events = await connection.fetchval(
+            "SELECT count(*) FROM audit_event WHERE action = 'deletion.requested' AND deletion_id = $1",
+            deletion_id,
+        )
+    finally:
+        await connection.close()
+    return int(rows), int(events)
+
+
+def _request(partitions: int) -> dict[str, Any]:
+    return {
+        "cluster": "demo",
+        "partitions": [{"topic": "orders", "partition": p, "offset": 1} for p in range(partitions)],
+        "reason": "lost commit",
+    }
+
+
+@pytest.mark.parametrize(
+    ("when", "cut_outcome", "partitions", "cuts"),
+    [
+        ("after", False, 2, ["after"]),
+        ("before", False, 2, ["before"]),
+        ("after", True, EARLY_MIN_PARTITIONS, ["after", "outcome"]),
+    ],
+    ids=["answer lost, committed", "cut before the server", "early insert, outcome unknown"],
+)
+async def test_a_deletion_cut_at_its_commit_is_stored_once(
+    service: httpx.AsyncClient,
+    cutter: tuple[CommitCutter, int],
+    postgresql_url: str,
+    emulator: Any,
+    when: str,
+    cut_outcome: bool,
+    partitions: int,
+    cuts: list[str],
+) -> None:
+    emulator.create_topic("orders", partitions=partitions, replication_factor=3)
+    await produce(emulator, "orders", dict.fromkeys(range(partitions), 2))
+    proxy, _ = cutter
+    proxy.arm(when, cut_outcome=cut_outcome)
+    response = await service.post("/v1/deletions", json=_request(partitions))
+    assert response.status_code == 202, response.text
+    assert sorted(set(proxy.cuts)) == cuts
+    deletion_id = response.json()["id"]
+    assert await _stored(postgresql_url, deletion_id) == (1, 1)
+    answer = await service.get(f"/v1/deletions/{deletion_id}")
+    assert answer.status_code == 200
+    assert len(answer.json()["partitions"]) == partitions
