@@ -79,7 +79,7 @@ $(KAFKA_CLASSPATH): jvm/pom.xml
 		rm -f $$log; mv $@.tmp $@; echo "Apache Kafka $(KAFKA_VERSION): class path in $@"
 
 pytest: $(STAMP) postgres chromium jdk kafka
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider --durations=30
 
 spark-client: jdk $(foreach line,$(SPARK_LINES),.venv-spark$(line)/.installed)
 	for line in $(SPARK_LINES); do \

@@ -58,7 +58,9 @@ def emulator_target(bootstrap: str) -> Target:
 def real_cluster(work: Path, fetch_wait_ms: float) -> Iterator[Target]:
     """A started 3-node cluster with the service's ACLs granted; its folder is removed at the end."""
     overrides = {"replica.fetch.wait.max.ms": f"{fetch_wait_ms:g}"}
-    cluster = KafkaCluster(work / "kafka", overrides)
+    # Each node leads a third of the 10,000-partition topic and follows the rest: Kafka's own 1 GiB heap
+    # (kafka-server-start.sh), not the tests' 512 MiB.
+    cluster = KafkaCluster(work / "kafka", overrides, heap="1g")
     try:
         cluster.start()
         print(f"real Kafka: 3 nodes started in {cluster.started_in:.1f} s", file=sys.stderr, flush=True)
@@ -70,6 +72,11 @@ def real_cluster(work: Path, fetch_wait_ms: float) -> Iterator[Target]:
             cluster_settings(cluster, request_timeout_ms=60_000),
             cluster,
         )
+    except BaseException:
+        for node in cluster.nodes:
+            errors = [line for line in node.log.read_text().splitlines() if "ERROR" in line or "FATAL" in line]
+            print(f"node {node.node_id}, its last errors:", *errors[-10:], sep="\n  ", file=sys.stderr)
+        raise
     finally:
         cluster.close()
         shutil.rmtree(work / "kafka", ignore_errors=True)
@@ -138,7 +145,8 @@ class JavaAdmin:
         assert self.process.stdout is not None
         line = self.process.stdout.readline().strip()
         if not line:
-            raise RuntimeError(f"the Java Admin harness exited with {self.process.wait()}: see {self.log}")
+            code, said = self.process.wait(), self.log.read_text()[-4000:]
+            raise RuntimeError(f"the Java Admin harness exited with {code}; its last words:\n{said}")
         return line
 
     def close(self) -> None:

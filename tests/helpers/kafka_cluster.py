@@ -35,11 +35,10 @@ SUPER_USER = ("admin", "admin-secret")
 USERS = {SUPER_USER[0]: SUPER_USER[1], "purge": "purge-secret", "alice": "alice-secret", "bob": "bob-secret"}
 MECHANISM = "SCRAM-SHA-512"
 NODES = 3
-# Kafka's bin/kafka-run-class.sh options, with the heap kafka-server-start.sh gives (1 GiB) halved:
-# three nodes share a 2-core test machine.
+# Kafka's bin/kafka-run-class.sh options. The heap (``KafkaCluster.heap``) is by default half of what
+# kafka-server-start.sh gives (1 GiB): three nodes share a 2-core test machine.
 JVM_OPTIONS = [
     "-Xms256m",
-    "-Xmx512m",
     "-XX:+UseG1GC",
     "-XX:MaxGCPauseMillis=20",
     "-XX:InitiatingHeapOccupancyPercent=35",
@@ -106,6 +105,7 @@ class KafkaCluster:
 
     folder: Path
     overrides: dict[str, str] = field(default_factory=dict)
+    heap: str = "512m"  # each node's -Xmx
     nodes: list[Node] = field(default_factory=list)
     cluster_id: str = field(
         default_factory=lambda: base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22]
@@ -163,6 +163,7 @@ class KafkaCluster:
         return [
             "java",
             *JVM_OPTIONS,
+            f"-Xmx{self.heap}",
             f"-Dlog4j2.configurationFile={node.folder / 'log4j2.properties'}",
             f"-Dkafka.logs.dir={node.folder}",
             "-cp",
