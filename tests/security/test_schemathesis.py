@@ -1,7 +1,7 @@
 """The OpenAPI document against the service (schemathesis, every check it has), on SQLite and PostgreSQL.
 
-The service runs as in production (uvicorn on a loopback port, its lifespan run once) with a cluster
-"demo" on a one-broker Kafka emulator: topics ``orders.us`` and ``orders.eu`` with records, and a
+The service runs as in production (``kafka-purge serve --api-only``, a process of its own) with a
+cluster "demo" on a one-broker Kafka emulator: topics ``orders.us`` and ``orders.eu`` with records, and a
 consumer group ``orders-billing`` that read them all (the document's examples name them), so a
 schema-valid request can really be accepted. Schemathesis runs all its phases (examples, coverage,
 fuzzing, stateful) with all its checks: no 5xx; only documented statuses, media types, headers and
@@ -30,7 +30,9 @@ Bounded and derandomized: a fixed seed and ``EXAMPLES`` per operation and phase.
 from __future__ import annotations
 
 import asyncio
-import socket
+import json
+import os
+import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -41,16 +43,10 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-import uvicorn
 from helpers.offsets import commit, produce
-from helpers.service_processes import database_url
-from pydantic import SecretStr
+from helpers.service_processes import ROOT, database_url, spawn
 from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import Status, events, from_schema
-
-from app.adapters.db.migrate import upgrade
-from app.main import create_app
-from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings
 
 CLIENTS = {"alice": "alice-secret", "mallory": "mallory-secret"}
 # (database, principal): the super user on both databases, the stranger (refused before anything the
@@ -71,55 +67,45 @@ SEED = 29
 
 
 @contextmanager
-def running_service(db_url: str) -> Iterator[str]:
-    """The service with a cluster on an emulator, on a loopback port in a thread of its own; its URL."""
+def running_service(db_url: str, cwd: Path) -> Iterator[str]:
+    """``kafka-purge serve --api-only`` (a process of its own: it answers while this one generates the
+    next cases) with a cluster "demo" on an emulator run in a thread here; the service's URL."""
     from kafka_emulator import EmulatedCluster
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    ready = threading.Event()
-    server: dict[str, uvicorn.Server] = {}
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    emulator = EmulatedCluster(brokers=1)
 
-    async def serve() -> None:
-        await upgrade(db_url)
-        emulator = EmulatedCluster(brokers=1)
+    async def start_emulator() -> None:
         await emulator.start()
         for topic, partitions in TOPICS.items():
             emulator.create_topic(topic, partitions=partitions, replication_factor=1)
             await produce(emulator, topic, dict.fromkeys(range(partitions), RECORDS))
             await commit(emulator, GROUP, {(topic, p): RECORDS for p in range(partitions)})
-        settings = Settings(
-            database=DatabaseSettings(url=db_url),
-            clusters={
-                "demo": ClusterSettings(bootstrap_servers=emulator.bootstrap, request_timeout_ms=5_000)
-            },
-            auth=AuthSettings(
-                dev_issuer=True, dev_clients={client: SecretStr(key) for client, key in CLIENTS.items()}
-            ),
-            super_users="User:alice",
-        )
-        app = create_app(settings, run_executor=False)
-        server["it"] = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        ready.set()
-        try:
-            await server["it"].serve(sockets=[sock])
-        finally:
-            await emulator.stop()
 
-    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
-    thread.start()
-    ready.wait(30)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    asyncio.run_coroutine_threadsafe(start_emulator(), loop).result(120)
+    cluster = {"demo": {"bootstrap_servers": emulator.bootstrap, "request_timeout_ms": 5_000}}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("PURGE_")},
+        "PYTHONPATH": str(ROOT),
+        "PURGE_DATABASE_URL": db_url,
+        "PURGE_CLUSTERS": json.dumps(cluster),
+        "PURGE_AUTH_DEV_ISSUER": "true",
+        "PURGE_AUTH_DEV_CLIENTS": json.dumps(CLIENTS),
+        "PURGE_SUPER_USERS": "User:alice",
+    }
+    command = [sys.executable, "-m", "app", "--log-level", "INFO", "serve", "--api-only", "--port", "0"]
+    service = spawn(command, env, cwd)
     try:
-        for _ in range(300):
-            if server["it"].started:
-                break
-            threading.Event().wait(0.1)
-        yield url
+        port = service.wait_for(r"serving HTTP on [\d.]+:(\d+)", 120).group(1)
+        yield f"http://127.0.0.1:{port}"
     finally:
-        server["it"].should_exit = True
+        service.kill()
+        (cwd / "service.log").write_text("".join(service.lines))
+        asyncio.run_coroutine_threadsafe(emulator.stop(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
         thread.join(30)
-        sock.close()
 
 
 def _token(url: str, who: str) -> str:
@@ -206,8 +192,8 @@ async def run(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[t
 @pytest.mark.timeout(600)
 # Hypothesis warns when it renders a large generated body; the body is still sent and judged.
 @pytest.mark.filterwarnings("ignore:Generating overly large repr")
-def test_document_matches_behaviour(run: tuple[str, str]) -> None:
+def test_document_matches_behaviour(run: tuple[str, str], tmp_path: Path) -> None:
     db_url, who = run
-    with running_service(db_url) as url:
+    with running_service(db_url, tmp_path) as url:
         found = failures(url, _token(url, who))
     assert not found, f"{len(found)} failures:\n" + "\n".join(found)
