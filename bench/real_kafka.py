@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +57,12 @@ def emulator_target(bootstrap: str) -> Target:
 @contextmanager
 def real_cluster(work: Path, fetch_wait_ms: float) -> Iterator[Target]:
     """A started 3-node cluster with the service's ACLs granted; its folder is removed at the end."""
-    overrides = {"replica.fetch.wait.max.ms": f"{fetch_wait_ms:g}"}
+    overrides = {
+        "replica.fetch.wait.max.ms": f"{fetch_wait_ms:g}",
+        # Creating 10,000 partitions with 3 replicas each keeps two cores so busy that the controller
+        # answers heartbeats late and fences brokers at Kafka's 9 s: a minute rides it out.
+        "broker.session.timeout.ms": "60000",
+    }
     # Each node leads a third of the 10,000-partition topic and follows the rest: Kafka's own 1 GiB heap
     # (kafka-server-start.sh), not the tests' 512 MiB.
     cluster = KafkaCluster(work / "kafka", overrides, heap="1g")
@@ -74,7 +79,9 @@ def real_cluster(work: Path, fetch_wait_ms: float) -> Iterator[Target]:
         )
     except BaseException:
         for node in cluster.nodes:
-            errors = [line for line in node.log.read_text().splitlines() if "ERROR" in line or "FATAL" in line]
+            errors = [
+                line for line in node.log.read_text().splitlines() if "ERROR" in line or "FATAL" in line
+            ]
             print(f"node {node.node_id}, its last errors:", *errors[-10:], sep="\n  ", file=sys.stderr)
         raise
     finally:
@@ -108,11 +115,25 @@ def create_topic(
     producer = Producer({**cluster.client_config(), **settings})
     for partition in range(partitions):
         for _ in range(records):
-            producer.produce(topic, b"x", partition=partition)
+            _produce(producer, topic, partition)
         producer.poll(0)
     if remaining := producer.flush(600):
         raise RuntimeError(f"{remaining} records to {topic} not acknowledged")
     return time.monotonic() - started
+
+
+def _produce(producer: Producer, topic: str, partition: int) -> None:
+    """One record to ``partition``, once the producer's metadata knows it: a partition just added can be
+    unknown to it for a while."""
+    for _ in range(120):
+        try:
+            producer.produce(topic, b"x", partition=partition)
+            return
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION:
+                raise
+            producer.poll(1)
+    raise RuntimeError(f"{topic}-{partition} stayed unknown to the producer for two minutes")
 
 
 class JavaAdmin:
