@@ -66,9 +66,10 @@ chromium:
 jdk:
 	command -v javac >/dev/null || scripts/apt-install openjdk-17-jdk-headless
 
-# Apache Kafka's broker and tools (jvm/pom.xml) resolved from Maven Central into Maven's local
-# repository, once; their class path is written outside the repository, where tests/helpers/kafka_cluster.py
-# reads it. Fails loudly when Maven Central does not answer.
+# Apache Kafka's broker, tools and Kafka Connect (jvm/pom.xml) resolved from Maven Central into Maven's
+# local repository, once; their class path is written outside the repository, where
+# tests/helpers/kafka_cluster.py and tests/helpers/connect_worker.py read it. Fails loudly when Maven
+# Central does not answer.
 kafka: $(KAFKA_CLASSPATH)
 
 $(KAFKA_CLASSPATH): jvm/pom.xml
