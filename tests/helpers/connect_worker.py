@@ -183,6 +183,8 @@ class ConnectWorker:
                 "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
             ),
             "connector.client.config.override.policy": "All",
+            # Every plugin here has a ServiceLoader manifest: no reflective scan of the class path.
+            "plugin.discovery": "service_load",
             **sasl,
             **{
                 f"{client}.{key}": value
