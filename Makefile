@@ -16,6 +16,9 @@ PYSPARK_4 := pyspark>=4,<5
 KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' jvm/pom.xml)
 MAVEN_REPO ?= $(HOME)/.m2/repository
 KAFKA_CLASSPATH := $(HOME)/.cache/kafka-purge/kafka.classpath
+# Kafka Connect, pinned in jvm/connect/pom.xml (which says why its release differs from the brokers').
+CONNECT_VERSION := $(shell sed -n 's:.*<connect.version>\(.*\)</connect.version>.*:\1:p' jvm/connect/pom.xml)
+CONNECT_CLASSPATH := $(HOME)/.cache/kafka-purge/connect.classpath
 
 .PHONY: run test check lint typecheck openapi openapi-check pytest spark-client bench clean \
 	postgres chromium jdk kafka
@@ -66,10 +69,18 @@ chromium:
 jdk:
 	command -v javac >/dev/null || scripts/apt-install openjdk-17-jdk-headless
 
-# Apache Kafka's broker and tools (jvm/pom.xml) resolved from Maven Central into Maven's local
-# repository, once; their class path is written outside the repository, where tests/helpers/kafka_cluster.py
-# reads it. Fails loudly when Maven Central does not answer.
-kafka: $(KAFKA_CLASSPATH)
+# Apache Kafka's broker and tools (jvm/pom.xml) and Kafka Connect (jvm/connect/pom.xml) resolved from
+# Maven Central into Maven's local repository, once; their class paths are written outside the
+# repository, where tests/helpers/kafka_cluster.py and tests/helpers/connect_worker.py read them. Fails
+# loudly when Maven Central does not answer.
+kafka: $(KAFKA_CLASSPATH) $(CONNECT_CLASSPATH)
+
+$(CONNECT_CLASSPATH): jvm/connect/pom.xml
+	@mkdir -p $(dir $@)
+	@log=$$(mktemp); mvn -B -q -f jvm/connect/pom.xml -Dmaven.repo.local=$(MAVEN_REPO) dependency:build-classpath \
+		-Dmdep.outputFile=$@.tmp >$$log 2>&1 \
+		|| { cat $$log; echo "make kafka: Maven could not resolve Kafka Connect $(CONNECT_VERSION)" >&2; exit 1; }; \
+		rm -f $$log; mv $@.tmp $@; echo "Kafka Connect $(CONNECT_VERSION): class path in $@"
 
 $(KAFKA_CLASSPATH): jvm/pom.xml
 	@mkdir -p $(dir $@)

@@ -1,5 +1,7 @@
 """A small Kafka Connect REST server for tests: serves the documented read endpoints from a JSON
-description, as a real HTTP server on a loopback port (Kafka Connect itself cannot run here).
+description, as a real HTTP server on a loopback port, for what a real worker
+(``helpers.connect_worker``) cannot be made to do on demand: be older than Connect 2.3, take a bearer
+token, answer slowly, report a FAILED connector.
 
 The description maps connector names to ``{"type": "sink", "config": {...}, "state": "RUNNING",
 "tasks": ["RUNNING", ...]}``; tests change it between sweeps (``connectors[name]["state"] = "PAUSED"``).

@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import warnings
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -29,33 +28,6 @@ def _commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> 
 async def commit(emulator: Any, group: str, offsets: dict[tuple[str, int], int]) -> None:
     """Commit offsets for ``group`` without joining it (the group stays Empty)."""
     await asyncio.to_thread(_commit, emulator.bootstrap, group, offsets)
-
-
-@asynccontextmanager
-async def active_group(emulator: Any, group: str, topic: str) -> AsyncIterator[None]:
-    """A real consumer (aiokafka) that joins ``group`` subscribed to ``topic`` and stays a member (the
-    group is Stable with a member) until the block ends."""
-    from aiokafka import AIOKafkaConsumer
-
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=emulator.bootstrap,
-        group_id=group,
-        enable_auto_commit=False,
-        heartbeat_interval_ms=100,
-        session_timeout_ms=6000,
-    )
-    await consumer.start()
-    try:
-
-        async def assigned() -> bool:
-            await consumer.getmany(timeout_ms=50)
-            return bool(consumer.assignment())
-
-        await wait_until(assigned)
-        yield
-    finally:
-        await consumer.stop()
 
 
 async def wait_until(check: Callable[[], Any], within: float = 15.0, interval: float = 0.05) -> Any:

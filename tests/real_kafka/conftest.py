@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.connect_worker import STARTED as CONNECT_WORKERS
 from helpers.kafka_cluster import KafkaCluster
 from helpers.kafka_faults import service_database
 from helpers.real_kafka import CLUSTER, SERVICE_ACLS, SERVICE_USER, cluster_settings, grant
@@ -52,6 +53,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
                 ]
                 for line in errors[-5:]:
                     terminalreporter.write_line(f"  node {node.node_id}: {line}")
+    for worker in CONNECT_WORKERS:
+        started = f"started in {worker.started_in:.1f} s" if worker.started_in else "did not start"
+        terminalreporter.write_line(f"Kafka Connect: worker {started}")
+        if worker.folder.exists():
+            terminalreporter.write_line(f"Kafka Connect: worker log kept in {worker.log}")
 
 
 @pytest.fixture(scope="session")

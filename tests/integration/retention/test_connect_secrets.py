@@ -1,7 +1,9 @@
 """Kafka Connect credentials never leave through a Connect failure: not in policy runs, the audit trail and
 its export, problem bodies or the log. The Connect cluster has its credentials in a password file, as the
 settings require (a URL with user info is refused at start-up: ``tests/e2e/test_configuration_errors.py``).
-Runs on both databases."""
+Runs on both databases.
+Kept on a fake: the service runs in-process here so its log records are captured, and a 401 is all this
+needs of Connect (the real worker's refusal: tests/real_kafka/test_connect.py)."""
 
 from __future__ import annotations
 
