@@ -21,9 +21,9 @@ CONNECT_VERSION := $(shell sed -n 's:.*<connect.version>\(.*\)</connect.version>
 CONNECT_CLASSPATH := $(HOME)/.cache/kafka-purge/connect.classpath
 
 .PHONY: run test check lint typecheck openapi openapi-check pytest spark-client bench clean \
-	postgres chromium jdk kafka
+	postgres chromium jdk kafka spark-kafka
 
-# The service's own Spark tests (pull mode, push mode end to end) use the Spark client too.
+# The service's own Spark tests (tests/real_kafka/test_spark_queries.py) use the Spark client too.
 $(STAMP): pyproject.toml clients/spark/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -65,7 +65,7 @@ postgres:
 chromium:
 	scripts/apt-install chromium
 
-# The Spark client's tests compile a test-only source against PySpark's jars: a JDK, not only a JRE.
+# Spark, Kafka and Maven run on Java 17: Debian's headless JDK when no javac is there.
 jdk:
 	command -v javac >/dev/null || scripts/apt-install openjdk-17-jdk-headless
 
@@ -89,7 +89,13 @@ $(KAFKA_CLASSPATH): jvm/pom.xml
 		|| { cat $$log; echo "make kafka: Maven could not resolve Apache Kafka $(KAFKA_VERSION)" >&2; exit 1; }; \
 		rm -f $$log; mv $@.tmp $@; echo "Apache Kafka $(KAFKA_VERSION): class path in $@"
 
-pytest: $(STAMP) postgres chromium jdk kafka
+# Spark's own Kafka connector (jvm/spark-kafka/pom.xml) for the PySpark lines tests/real_kafka runs
+# Spark queries on: the main venv's (4.x) and .venv-spark35's (3.5); resolved from Maven Central, each
+# class path written outside the repository (~/.cache/kafka-purge/spark-kafka-<pyspark version>.classpath).
+spark-kafka: $(STAMP) .venv-spark35/.installed
+	scripts/spark-kafka-classpath $(BIN)/python .venv-spark35/bin/python
+
+pytest: $(STAMP) postgres chromium jdk kafka spark-kafka
 	$(BIN)/pytest -q -p no:cacheprovider --durations=30
 
 spark-client: jdk $(foreach line,$(SPARK_LINES),.venv-spark$(line)/.installed)

@@ -5,7 +5,8 @@ printed in the terminal summary.
 
 ``purge_service``: the service as in production, once per session: ``kafka-purge serve`` on a loopback
 port, on PostgreSQL, with the cluster ``real`` reached over SASL/SCRAM-SHA-512 as the user ``purge``,
-whose Kafka ACLs (created with Kafka's Admin API) allow what the service does and nothing else.
+whose Kafka ACLs (created with Kafka's Admin API) allow what the service does and nothing else. Its
+``PURGE_SPARK_CHECKPOINT_ROOTS`` is ``spark_checkpoints``, a folder of the session (Spark pull mode).
 """
 
 from __future__ import annotations
@@ -61,11 +62,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 @pytest.fixture(scope="session")
-def purge_service(kafka_cluster: KafkaCluster) -> Iterator[Service]:
+def spark_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spark-checkpoints")
+
+
+@pytest.fixture(scope="session")
+def purge_service(kafka_cluster: KafkaCluster, spark_checkpoints: Path) -> Iterator[Service]:
     grant(kafka_cluster, f"User:{SERVICE_USER}", SERVICE_ACLS)
     with service_database() as url:
         env = service_env(url, kafka_cluster.bootstrap)
         env["PURGE_CLUSTERS"] = json.dumps({CLUSTER: cluster_settings(kafka_cluster)})
+        env["PURGE_SPARK_CHECKPOINT_ROOTS"] = str(spark_checkpoints)
         service = start_service(env, ROOT)
         try:
             yield service

@@ -1,7 +1,8 @@
 """The progress listener: parsing, and a sender that never blocks the caller, keeps its queue bounded,
 retries 5xx and unreachable servers with backoff, gives up on refusals, lets a newer report supersede an
 older one, and authenticates with client credentials (a token fetched once, fetched again when it
-expires or the service answers 401). Then real Structured Streaming queries on the installed PySpark."""
+expires or the service answers 401). Queries on Spark's own Kafka source are in the repository's
+tests/real_kafka/test_spark_queries.py."""
 
 from __future__ import annotations
 
@@ -10,20 +11,16 @@ import json
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import OFFSETS_SOURCE, wait_until
 
 from kafka_purge_spark import (
     ClientCredentials,
     ProgressReport,
     ProgressSender,
-    PurgeProgressListener,
     report_from_progress,
 )
 
@@ -211,64 +208,3 @@ def test_a_stalled_service_never_blocks_and_the_queue_stays_bounded() -> None:
         assert sender.sent == 0
     finally:
         stalled.close()
-
-
-def start_query(spark: Any, offsets_file: Path, folder: Path, **trigger: Any) -> Any:
-    return (
-        spark.readStream.format(OFFSETS_SOURCE)
-        .option("offsets", str(offsets_file))
-        .load()
-        .writeStream.format("parquet")
-        .option("path", str(folder / "out"))
-        .option("checkpointLocation", str(folder / "checkpoint"))
-        .trigger(**trigger)
-        .start()
-    )
-
-
-def test_a_query_reports_its_committed_offsets(spark: Any, server: str, tmp_path: Path) -> None:
-    topic = f"orders-{uuid.uuid4().hex[:6]}"
-    offsets = tmp_path / "offsets.json"
-    offsets.write_text(json.dumps({topic: {"0": 5, "1": 3}}), encoding="utf-8")
-    credentials = ClientCredentials(f"{server}/token", "etl", SECRET)
-    listener = PurgeProgressListener(server, "enricher", cluster="main", credentials=credentials)
-    spark.streams.addListener(listener)
-    query = start_query(spark, offsets, tmp_path, processingTime="200 milliseconds")
-    try:
-        wait_until(
-            lambda: any(b["offsets"] == {topic: {"0": 5, "1": 3}} for b in delivered()), message="batch 0"
-        )
-        offsets.write_text(json.dumps({topic: {"0": 9, "1": 3, "2": 4}}), encoding="utf-8")
-        final = {topic: {"0": 9, "1": 3, "2": 4}}
-        wait_until(lambda: any(b["offsets"] == final for b in delivered()), message="the next batch")
-        assert query.exception() is None
-    finally:
-        query.stop()
-        spark.streams.removeListener(listener)
-        listener.sender.close()
-    reports = delivered()
-    assert {(b["query_id"], b["run_id"]) for b in reports} == {(str(query.id), str(query.runId))}
-    assert [b["batch_id"] for b in reports] == sorted(b["batch_id"] for b in reports)
-    assert {b["path"] for b in reports} == {"/v1/clusters/main/consumers/enricher/progress"}
-    assert {b["auth"] for b in reports} == {"Bearer tok-1"}
-    assert Service.grants == ["tok-1"]
-    assert spark.read.parquet(str(tmp_path / "out")).count() == 16
-
-
-def test_a_query_runs_on_while_the_service_is_down(spark: Any, tmp_path: Path) -> None:
-    offsets = tmp_path / "offsets.json"
-    offsets.write_text(json.dumps({"down": {"0": 12, "1": 8}}), encoding="utf-8")
-    listener = PurgeProgressListener(
-        "http://127.0.0.1:9", "job", cluster="main", token="t", backoff_initial_s=0.05, timeout_s=0.5
-    )
-    spark.streams.addListener(listener)
-    try:
-        query = start_query(spark, offsets, tmp_path, availableNow=True)
-        assert query.awaitTermination(120)
-        assert query.exception() is None
-        wait_until(lambda: listener.sender.submitted >= 1, message="a progress report")
-    finally:
-        spark.streams.removeListener(listener)
-        listener.sender.close(timeout_s=1)
-    assert listener.sender.sent == 0
-    assert spark.read.parquet(str(tmp_path / "out")).count() == 20
