@@ -215,9 +215,14 @@ class Service:
 
 
 def start_service(
-    env: dict[str, str], cwd: Path, *, workers_only: bool = False, log_level: str = "INFO"
+    env: dict[str, str],
+    cwd: Path,
+    *,
+    workers_only: bool = False,
+    api_only: bool = False,
+    log_level: str = "INFO",
 ) -> Service:
-    mode = ["--workers-only"] if workers_only else ["--port", "0"]
+    mode = ["--workers-only"] if workers_only else ["--port", "0", *(["--api-only"] if api_only else [])]
     process = spawn([sys.executable, "-m", "app", "--log-level", log_level, "serve", *mode], env, cwd)
     if workers_only:
         process.wait_for(r"executor \S+ running")

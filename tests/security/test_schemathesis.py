@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -44,7 +42,7 @@ import httpx
 import pytest
 import schemathesis
 from helpers.offsets import commit, produce
-from helpers.service_processes import ROOT, database_url, spawn
+from helpers.service_processes import database_url, service_env, start_service
 from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import Status, events, from_schema
 
@@ -85,24 +83,17 @@ def running_service(db_url: str, cwd: Path) -> Iterator[str]:
             await commit(emulator, GROUP, {(topic, p): RECORDS for p in range(partitions)})
 
     asyncio.run_coroutine_threadsafe(start_emulator(), loop).result(120)
-    cluster = {"demo": {"bootstrap_servers": emulator.bootstrap, "request_timeout_ms": 5_000}}
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("PURGE_")},
-        "PYTHONPATH": str(ROOT),
-        "PURGE_DATABASE_URL": db_url,
-        "PURGE_CLUSTERS": json.dumps(cluster),
-        "PURGE_AUTH_DEV_ISSUER": "true",
+        **service_env(db_url, emulator.bootstrap),
         "PURGE_AUTH_DEV_CLIENTS": json.dumps(CLIENTS),
         "PURGE_SUPER_USERS": "User:alice",
     }
-    command = [sys.executable, "-m", "app", "--log-level", "INFO", "serve", "--api-only", "--port", "0"]
-    service = spawn(command, env, cwd)
+    service = start_service(env, cwd, api_only=True)
     try:
-        port = service.wait_for(r"serving HTTP on [\d.]+:(\d+)", 120).group(1)
-        yield f"http://127.0.0.1:{port}"
+        yield str(service.base)
     finally:
-        service.kill()
-        (cwd / "service.log").write_text("".join(service.lines))
+        service.process.kill()
+        (cwd / "service.log").write_text("".join(service.process.lines))
         asyncio.run_coroutine_threadsafe(emulator.stop(), loop).result(30)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(30)

@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import asyncpg
 import httpx
 import pytest
-from pydantic import SecretStr
 
-from app.main import create_app
 from app.services.deletions.early import EARLY_MIN_PARTITIONS
-from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings
 
 PG = ("127.0.0.1", 5432)
 INSERT = b"INSERT INTO deletion "
@@ -111,30 +108,15 @@ async def cutter() -> AsyncIterator[tuple[CommitCutter, int]]:
 
 
 @pytest.fixture
-async def service(
-    postgresql_url: str, cutter: tuple[CommitCutter, int], emulator: Any
-) -> AsyncIterator[httpx.AsyncClient]:
-    """The app on a migrated PostgreSQL database reached through the proxy, with a token for alice."""
-    from app.adapters.db.migrate import upgrade
+def db_url(postgresql_url: str, cutter: tuple[CommitCutter, int]) -> str:
+    """The test's PostgreSQL database (the app fixtures migrate and use it) reached through the proxy,
+    without TLS so that the proxy sees the statements."""
+    return postgresql_url.replace("127.0.0.1:5432", f"127.0.0.1:{cutter[1]}") + "?ssl=disable"
 
-    await upgrade(postgresql_url)
-    # Without TLS, so that the proxy sees the statements.
-    proxied = postgresql_url.replace("127.0.0.1:5432", f"127.0.0.1:{cutter[1]}") + "?ssl=disable"
-    settings = Settings(
-        database=DatabaseSettings(url=proxied, pool_size=5),
-        clusters={"demo": ClusterSettings(bootstrap_servers=emulator.bootstrap, request_timeout_ms=5_000)},
-        auth=AuthSettings(dev_issuer=True, dev_clients={"alice": SecretStr("alice-secret")}),
-        super_users="User:alice",
-    )
-    app = create_app(settings, run_executor=False)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            answer = await client.post(
-                "/oauth/token", data={"grant_type": "client_credentials"}, auth=("alice", "alice-secret")
-            )
-            client.headers["Authorization"] = f"Bearer {answer.json()['access_token']}"
-            yield client
+
+@pytest.fixture
+def run_executor() -> bool:
+    return False
 
 
 async def _stored(url: str, deletion_id: str) -> tuple[int, int]:
@@ -170,7 +152,8 @@ def _request(partitions: int) -> dict[str, Any]:
     ids=["answer lost, committed", "cut before the server", "early insert, outcome unknown"],
 )
 async def test_a_deletion_cut_at_its_commit_is_stored_once(
-    service: httpx.AsyncClient,
+    app_client: httpx.AsyncClient,
+    token: Callable[[str], Awaitable[str]],
     cutter: tuple[CommitCutter, int],
     postgresql_url: str,
     emulator: Any,
@@ -180,13 +163,14 @@ async def test_a_deletion_cut_at_its_commit_is_stored_once(
     cuts: list[str],
 ) -> None:
     emulator.create_topic("orders", partitions=partitions, replication_factor=3)
+    alice = {"Authorization": f"Bearer {await token('alice')}"}
     proxy, _ = cutter
     proxy.arm(when, cut_outcome=cut_outcome)
-    response = await service.post("/v1/deletions", json=_request(partitions))
+    response = await app_client.post("/v1/deletions", json=_request(partitions), headers=alice)
     assert response.status_code == 202, response.text
     assert sorted(set(proxy.cuts)) == cuts
     deletion_id = response.json()["id"]
     assert await _stored(postgresql_url, deletion_id) == (1, 1)
-    answer = await service.get(f"/v1/deletions/{deletion_id}")
+    answer = await app_client.get(f"/v1/deletions/{deletion_id}", headers=alice)
     assert answer.status_code == 200
     assert len(answer.json()["partitions"]) == partitions
