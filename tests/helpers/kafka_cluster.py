@@ -99,6 +99,15 @@ class Node:
         return self.folder / "server.log"
 
 
+def new_cluster_id() -> str:
+    """A cluster id as Kafka's ``Uuid.randomUuid`` makes it: 22 base64url characters, never starting with
+    ``-`` (a command line would read such an id as an option, as ``kafka-storage format`` does)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22]
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 @dataclass
 class KafkaCluster:
     """Three KRaft nodes; ``start()`` formats and runs them, ``close()`` stops them."""
@@ -107,9 +116,7 @@ class KafkaCluster:
     overrides: dict[str, str] = field(default_factory=dict)
     heap: str = "512m"  # each node's -Xmx
     nodes: list[Node] = field(default_factory=list)
-    cluster_id: str = field(
-        default_factory=lambda: base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22]
-    )
+    cluster_id: str = field(default_factory=new_cluster_id)
     started_in: float = 0.0
 
     def __post_init__(self) -> None:
