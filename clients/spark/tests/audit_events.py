@@ -4,8 +4,10 @@ actions), and a plain-Python recount of the compliance report's figures to check
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -174,3 +176,22 @@ def recount(events: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], dic
         rows[key]["avg_seconds_to_replicated"] = sum(values) / len(values)
         rows[key]["max_seconds_to_replicated"] = max(values)
     return rows
+
+
+def assert_report_matches(
+    rows: list[dict[str, Any]], events: list[dict[str, Any]], metrics: Sequence[str]
+) -> None:
+    """Every report row holds the recount's figures, and the report has no row the recount lacks."""
+    expected = recount(events)
+    got = {(r["cluster"], r["topic"], r["principal"], r["day"]): r for r in rows}
+    assert set(got) == set(expected)
+    for key, figures in expected.items():
+        row = got[key]
+        for metric in metrics:
+            want = figures.get(metric)
+            if metric.endswith("_to_replicated"):
+                assert (row[metric] is None) == (want is None), (key, metric)
+                if want is not None:
+                    assert math.isclose(row[metric], want, rel_tol=1e-9, abs_tol=1e-4), (key, metric)
+            else:
+                assert row[metric] == (want or 0), (key, metric)

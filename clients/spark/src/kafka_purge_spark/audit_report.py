@@ -2,7 +2,8 @@
 
     kafka-purge-audit-report --input export.ndjson --output report/ [--master local[*]]
     kafka-purge-audit-report --sqlite data/kafka-purge.db --output report/
-    python -m kafka_purge_spark.audit_report --input export/ --output report/ --master spark://host:7077
+    python -m kafka_purge_spark.audit_report --input export/ --output report/ --master spark://host:7077 \
+        --conf spark.sql.shuffle.partitions=8
 
 The input is ``GET /v1/audit/export`` (NDJSON, files or a folder), or the service's SQLite database. Per
 cluster, topic, principal (the requester) and UTC day of the request the report has:
@@ -30,6 +31,8 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F  # noqa: N812 - PySpark's own convention
+
+APP_NAME = "kafka-purge audit report"  # the application name Spark masters and UIs list
 
 KEYS = ["cluster", "topic", "principal", "day"]
 METRICS = [
@@ -214,8 +217,13 @@ def write_report(report: DataFrame, output: str) -> list[dict[str, Any]]:
     """Parquet plus the two summaries; the report's rows (it is small: one per key)."""
     folder = Path(output)
     folder.mkdir(parents=True, exist_ok=True)
-    report.coalesce(1).write.mode("overwrite").parquet(str(folder / "report.parquet"))
-    rows = [row.asDict() for row in report.collect()]
+    # Computed once, for both the Parquet file and the summaries' rows, instead of once for each.
+    report = report.cache()
+    try:
+        report.coalesce(1).write.mode("overwrite").parquet(str(folder / "report.parquet"))
+        rows = [row.asDict() for row in report.collect()]
+    finally:
+        report.unpersist()
     markdown, page = summaries(rows)
     (folder / "summary.md").write_text(markdown, encoding="utf-8")
     (folder / "summary.html").write_text(page, encoding="utf-8")
@@ -238,22 +246,39 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     source.add_argument("--sqlite", help="the service's SQLite database file")
     parser.add_argument("--output", required=True, help="folder for report.parquet, summary.md, summary.html")
     parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        type=_setting,
+        metavar="KEY=VALUE",
+        help="a Spark setting, as spark-submit's --conf (repeatable), e.g. spark.sql.shuffle.partitions=8",
+    )
     return parser.parse_args(argv)
+
+
+def _setting(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    spark = (
+    builder = (
         SparkSession.builder.master(args.master)
-        .appName("kafka-purge audit report")
+        .appName(APP_NAME)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
     )
+    for key, value in args.conf:
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     try:
-        rows = run(spark, args.output, inputs=args.input or (), sqlite=args.sqlite)
+        rows = run(session, args.output, inputs=args.input or (), sqlite=args.sqlite)
     finally:
-        spark.stop()
+        session.stop()
     print(f"{len(rows)} report rows written to {args.output}")  # noqa: T201 - a command-line tool
     return 0
 
