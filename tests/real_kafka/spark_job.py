@@ -11,7 +11,9 @@ Standard input, one JSON object a line; each answer is one line on standard outp
   ``{"pyspark": version}`` once the session runs;
 - then ``{"run": {...}}``: one run of a query, ``readStream.format("kafka")`` over SASL_PLAINTEXT with
   SCRAM-SHA-512, into a parquet sink, until the data available at its start is read
-  (``trigger(availableNow=True)``), from its checkpoint when one exists; with ``service`` the
+  (``trigger(availableNow=True)``), from its checkpoint when one exists; with ``processing_time`` a
+  continuous query instead (``trigger(processingTime=...)``), stopped once it has processed all that is
+  available (``processAllAvailable``, then ``stop``); with ``service`` the
   ``PurgeProgressListener`` reports its progress there; with ``failing_sink`` its sink fails every
   batch. Answered with the run's batches, ids, sink rows, the listener's counts and warnings, or the
   query's error.
@@ -118,13 +120,23 @@ def run_query(spark: SparkSession, run: dict[str, Any], warnings: Warnings) -> d
         stream = stream.writeStream.foreachBatch(failing_sink)
     else:
         stream = stream.writeStream.format("parquet").option("path", run["sink"])
-    query = stream.option("checkpointLocation", run["checkpoint"]).trigger(availableNow=True).start()
+    stream = stream.option("checkpointLocation", run["checkpoint"])
+    if run.get("processing_time"):
+        query = stream.trigger(processingTime=run["processing_time"]).start()
+    else:
+        query = stream.trigger(availableNow=True).start()
     error = None
     try:
-        query.awaitTermination(240)
+        if run.get("processing_time"):
+            query.processAllAvailable()
+            query.stop()
+        else:
+            query.awaitTermination(240)
     except Exception as exc:  # the answer carries the query's error to the test
         error = str(exc)[:2000]
-    batches = [(p["batchId"], parsed(p["sources"][0]["endOffset"])) for p in query.recentProgress]
+    # A continuous query also reports idle triggers: the same batch id again, with no rows.
+    ends = {p["batchId"]: parsed(p["sources"][0]["endOffset"]) for p in query.recentProgress}
+    batches = list(ends.items())
     answer: dict[str, Any] = {"query_id": str(query.id), "run_id": str(query.runId), "batches": batches}
     if listener is not None:
         delivered(listener, len(batches))

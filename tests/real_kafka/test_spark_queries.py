@@ -8,7 +8,9 @@ job run as a child process on each line's Python (``helpers.spark_driver``).
   while the query stands still; the query restarted from its checkpoint keeps its positions and reads on
   from the log start offset without a data loss;
 - pull mode: the service reads the checkpoint the real source wrote, and a policy follows what it
-  committed, not what it planned (a batch whose sink failed holds deletion back until it is committed).
+  committed, not what it planned (a batch whose sink failed holds deletion back until it is committed);
+  the checkpoint of a continuous query (``processingTime`` trigger) that was stopped is read the same way;
+- a policy naming a Spark query and a Kafka consumer group deletes only what the slower of them read.
 
 PySpark 3.5's job loads the connector the way clients/spark/README.md tells users (``spark.jars.packages``
 with the connector's Maven coordinates, ``ClientCredentials``); the 4.x job is given the resolved jar files
@@ -17,6 +19,7 @@ as ``spark.jars``.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,8 +27,8 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Producer
-from confluent_kafka.admin import AclOperation, ResourceType
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AclOperation, AdminClient, ResourceType
 from helpers.kafka_cluster import USERS, KafkaCluster
 from helpers.kafka_faults import eventually
 from helpers.real_kafka import CLUSTER, finished, grant, log_start_offsets, topic_with_records
@@ -48,6 +51,14 @@ READER_ACLS = [
     (ResourceType.GROUP, "*", AclOperation.READ),
 ]
 README = ROOT / "clients" / "spark" / "README.md"
+# A group's coordinator on a new cluster (the offsets topic being created) or moving (another test
+# restarts brokers of the shared cluster): asked again, as Kafka's consumers do.
+MOVING = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.REQUEST_TIMED_OUT,
+}
 
 
 @pytest.fixture(scope="module", params=sorted(LINES), ids=lambda line: f"pyspark-{line}")
@@ -122,11 +133,44 @@ def two_more_sweeps(service: Service, headers: dict[str, str], policy: str) -> N
     eventually(later, what=f"two more sweeps of {policy}")
 
 
-def create_policy(service: Service, headers: dict[str, str], name: str, topic: str, consumer: str) -> None:
+def commit_group(cluster: KafkaCluster, group: str, topic: str, offsets: dict[int, int]) -> None:
+    """Kafka consumer group ``group`` (no members) commits ``offsets`` on ``topic``, through Kafka's Admin
+    API, and reads them back."""
+    admin = AdminClient(cluster.client_config())
+    asked = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p, o) for p, o in offsets.items()])]
+    errors: list[object] = []
+    for _ in range(100):
+        try:
+            answer = admin.alter_consumer_group_offsets(asked)[group].result(timeout=30)
+        except KafkaException as exc:
+            if not exc.args[0].retriable():
+                raise
+            errors = [exc.args[0]]
+        else:
+            # A partition's refusal (the offsets topic still loading on a new cluster) is not raised.
+            errors = [tp.error for tp in answer.topic_partitions if tp.error is not None]
+            if not errors:
+                read = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in offsets])]
+                fetched = admin.list_consumer_group_offsets(read)[group].result(timeout=30)
+                assert {tp.partition: tp.offset for tp in fetched.topic_partitions} == offsets
+                return
+            assert all(error.code() in MOVING or error.retriable() for error in errors), errors
+        time.sleep(0.2)
+    raise AssertionError(f"the coordinator of {group} kept refusing the commit: {errors}")
+
+
+def create_policy(
+    service: Service,
+    headers: dict[str, str],
+    name: str,
+    topic: str,
+    consumer: str,
+    groups: tuple[str, ...] = (),
+) -> None:
     policy = {
         "name": name,
         "topics": {"names": [topic]},
-        "consumers": {"spark": [consumer]},
+        "consumers": {"spark": [consumer], "groups": list(groups)},
         "min_records": 1,
         "interval_seconds": 1,
     }
@@ -239,6 +283,79 @@ def test_pull_mode_follows_the_checkpoint_the_real_source_wrote(
     eventually(
         lambda: log_start_offsets(kafka_cluster, topic, 2) == {0: 20, 1: 20},
         what="the policy followed the committed retry",
+    )
+
+
+def test_pull_mode_reads_the_checkpoint_of_a_stopped_continuous_query(
+    driver: tuple[str, SparkDriver],
+    kafka_cluster: KafkaCluster,
+    purge_service: Service,
+    spark_checkpoints: Path,
+) -> None:
+    line, job = driver
+    tag = f"{line.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+    topic, consumer, policy = f"spark-cont-{tag}", f"continuous-{tag}", f"spark-cont-{tag}"
+    folder = spark_checkpoints / tag
+    topic_with_records(kafka_cluster, topic, 2, 10)
+
+    # A query triggered every 500 ms, stopped once it has read all there is: batches of 4 a partition.
+    run = query_run(kafka_cluster, topic, folder, processing_time="500 milliseconds", max_offsets=8)
+    answer = job.ask(run)
+    assert answer["error"] is None, answer["error"]
+    assert ends(answer, topic) == [{0: 4, 1: 4}, {0: 8, 1: 8}, {0: 10, 1: 10}]
+    committed = read_committed_offsets(str(folder / "checkpoint"))
+    assert (committed.topic_offsets(), committed.in_flight) == ({topic: {0: 10, 1: 10}}, ())
+
+    headers = {"Authorization": f"Bearer {purge_service.token()}"}
+    registered = {"name": consumer, "kind": "spark", "checkpoint_location": str(folder / "checkpoint")}
+    created = httpx.post(
+        f"{purge_service.base}/v1/clusters/{CLUSTER}/consumers", json=registered, headers=headers
+    )
+    assert created.status_code == 201, created.text
+    create_policy(purge_service, headers, policy, topic, consumer)
+    eventually(
+        lambda: log_start_offsets(kafka_cluster, topic, 2) == {0: 10, 1: 10},
+        what="the policy deleted what the stopped query committed",
+    )
+
+    # Records that arrive while the query is stopped stay.
+    produce(kafka_cluster, topic, 2, 5)
+    two_more_sweeps(purge_service, headers, policy)
+    assert log_start_offsets(kafka_cluster, topic, 2) == {0: 10, 1: 10}
+
+
+def test_a_policy_waits_for_the_slower_of_a_query_and_a_kafka_group(
+    driver: tuple[str, SparkDriver],
+    kafka_cluster: KafkaCluster,
+    purge_service: Service,
+    tmp_path: Path,
+) -> None:
+    line, job = driver
+    tag = f"{line.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+    topic, consumer, group = f"spark-mixed-{tag}", f"fast-{tag}", f"slow-{tag}"
+    topic_with_records(kafka_cluster, topic, 2, 10)
+    commit_group(kafka_cluster, group, topic, {0: 3, 1: 4})
+    headers = {"Authorization": f"Bearer {purge_service.token()}"}
+    create_policy(purge_service, headers, topic, topic, consumer, groups=(group,))
+    listener = {"service": purge_service.base, "client": CLIENT, "secret": SECRET, "consumer": consumer}
+
+    # The query reads everything; the group has read 3 and 4 records: the group bounds the deletion.
+    answer = job.ask(query_run(kafka_cluster, topic, tmp_path, cluster=CLUSTER, **listener))
+    assert answer["error"] is None, answer["error"]
+    assert ends(answer, topic)[-1] == {0: 10, 1: 10}
+    eventually(
+        lambda: log_start_offsets(kafka_cluster, topic, 2) == {0: 3, 1: 4},
+        what="the policy deleted what the slower group read",
+    )
+    two_more_sweeps(purge_service, headers, topic)
+    assert log_start_offsets(kafka_cluster, topic, 2) == {0: 3, 1: 4}
+
+    # The group reads on, past the query on partition 0 of a new batch: each partition follows the slower.
+    produce(kafka_cluster, topic, 2, 5)
+    commit_group(kafka_cluster, group, topic, {0: 12, 1: 7})
+    eventually(
+        lambda: log_start_offsets(kafka_cluster, topic, 2) == {0: 10, 1: 7},
+        what="each partition trimmed to the slower of the query and the group",
     )
 
 
