@@ -3,12 +3,19 @@ emulated Kafka cluster, and an HTTP client over the app with its lifespan run.
 
 ``db_url`` is parametrised, so every test that uses it runs on both databases. PostgreSQL tests get a
 fresh database ``purge_test_<hex>`` on 127.0.0.1:5432 (user postgres), dropped afterwards.
+
+``migrated_url`` copies a template that the migrations built once per test session and backend (a
+PostgreSQL ``CREATE DATABASE … TEMPLATE``, a copied SQLite file): the same schema as a migration run
+gives, at a fraction of its cost (about 0.1 s instead of 0.5 s a test). The migrations themselves are
+tested from an empty database in tests/integration/db.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,7 +26,7 @@ import pytest
 from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 from hypothesis import settings as hypothesis_settings
 from pydantic import SecretStr
-from sqlalchemy import text
+from sqlalchemy import make_url, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.adapters.db.migrate import upgrade
@@ -71,10 +78,58 @@ async def postgresql_url() -> AsyncIterator[str]:
         yield url
 
 
+class Templates:
+    """Databases the migrations built once per test session, one per backend, made on first use."""
+
+    def __init__(self, folder: Path) -> None:
+        self.sqlite = folder / "template.db"
+        self.postgresql = f"purge_template_{secrets.token_hex(6)}"
+        self.built: set[str] = set()
+
+    async def sqlite_copy(self, url: str) -> None:
+        if "sqlite" not in self.built:
+            await upgrade(f"sqlite+aiosqlite:///{self.sqlite}")
+            self.built.add("sqlite")
+        target = Path(str(make_url(url).database))
+        shutil.copyfile(self.sqlite, target)
+
+    async def postgresql_copy(self, url: str) -> None:
+        name = make_url(url).database  # a test may reach the database through a proxy of its own
+        admin = await asyncpg.connect(PG_ADMIN_DSN)
+        try:
+            if "postgresql" not in self.built:
+                await admin.execute(f'CREATE DATABASE "{self.postgresql}"')
+                await upgrade(f"postgresql+asyncpg://postgres@127.0.0.1:5432/{self.postgresql}")
+                self.built.add("postgresql")
+            await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.postgresql}"')
+        finally:
+            await admin.close()
+
+    async def drop(self) -> None:
+        if "postgresql" in self.built:
+            admin = await asyncpg.connect(PG_ADMIN_DSN)
+            try:
+                await admin.execute(f'DROP DATABASE IF EXISTS "{self.postgresql}" WITH (FORCE)')
+            finally:
+                await admin.close()
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Templates]:
+    made = Templates(tmp_path_factory.mktemp("database-templates"))
+    yield made
+    asyncio.run(made.drop())
+
+
 @pytest.fixture
-async def migrated_url(db_url: str) -> str:
-    """``db_url`` with the schema built by the Alembic migrations (never ``create_all``)."""
-    await upgrade(db_url)
+async def migrated_url(db_url: str, templates: Templates) -> str:
+    """``db_url`` with the schema the Alembic migrations build (never ``create_all``), copied from the
+    session's template of its backend."""
+    if db_url.startswith("sqlite"):
+        await templates.sqlite_copy(db_url)
+    else:
+        await templates.postgresql_copy(db_url)
     return db_url
 
 
