@@ -18,11 +18,19 @@ from typing import Any
 
 import asyncpg
 import httpx
-from confluent_kafka import ElectionType, TopicPartition
+from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from helpers.kafka_cluster import KafkaCluster
 from helpers.service_processes import PG_ADMIN_DSN, ROOT, Service, spawn, start_service
+
+# A partition's leadership settling after a broker stopped or came back.
+LEADER_MOVING = {
+    KafkaError.UNKNOWN_LEADER_EPOCH,
+    KafkaError.FENCED_LEADER_EPOCH,
+    KafkaError.NOT_LEADER_FOR_PARTITION,  # NOT_LEADER_OR_FOLLOWER in Kafka
+    KafkaError.LEADER_NOT_AVAILABLE,
+}
 
 
 @dataclass(frozen=True)
@@ -47,8 +55,19 @@ def kafka_offsets(cluster: KafkaCluster, topic: str, partition: int = 0) -> tupl
     """(log start offset, high watermark) as Kafka's Admin API reads them (ListOffsets on the leader)."""
     admin = AdminClient({**cluster.client_config(), "log_level": 0})
     tp = TopicPartition(topic, partition)
-    earliest = admin.list_offsets({tp: OffsetSpec.earliest()})[tp].result(timeout=30).offset
-    latest = admin.list_offsets({tp: OffsetSpec.latest()})[tp].result(timeout=30).offset
+
+    def offset(spec: OffsetSpec) -> tuple[int] | None:
+        # Right after a broker came back, its leader epoch may lag the client's metadata for a moment
+        # (UNKNOWN_LEADER_EPOCH): asked again, as Kafka's clients do.
+        try:
+            return (int(admin.list_offsets({tp: spec})[tp].result(timeout=30).offset),)
+        except KafkaException as exc:
+            if exc.args[0].code() not in LEADER_MOVING and not exc.args[0].retriable():
+                raise
+            return None
+
+    (earliest,) = eventually(lambda: offset(OffsetSpec.earliest()), what=f"the log start offset of {tp}")
+    (latest,) = eventually(lambda: offset(OffsetSpec.latest()), what=f"the high watermark of {tp}")
     return earliest, latest
 
 

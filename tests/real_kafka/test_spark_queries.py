@@ -19,7 +19,6 @@ as ``spark.jars``.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,11 +26,12 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AclOperation, AdminClient, ResourceType
+from confluent_kafka import Producer
+from confluent_kafka.admin import AclOperation, ResourceType
 from helpers.kafka_cluster import USERS, KafkaCluster
 from helpers.kafka_faults import eventually
 from helpers.real_kafka import CLUSTER, finished, grant, log_start_offsets, topic_with_records
+from helpers.real_kafka_specs import commit
 from helpers.service_processes import CLIENT, ROOT, SECRET, Service
 from helpers.spark_driver import (
     LINES,
@@ -51,14 +51,6 @@ READER_ACLS = [
     (ResourceType.GROUP, "*", AclOperation.READ),
 ]
 README = ROOT / "clients" / "spark" / "README.md"
-# A group's coordinator on a new cluster (the offsets topic being created) or moving (another test
-# restarts brokers of the shared cluster): asked again, as Kafka's consumers do.
-MOVING = {
-    KafkaError.NOT_COORDINATOR,
-    KafkaError.COORDINATOR_NOT_AVAILABLE,
-    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-    KafkaError.REQUEST_TIMED_OUT,
-}
 
 
 @pytest.fixture(scope="module", params=sorted(LINES), ids=lambda line: f"pyspark-{line}")
@@ -131,32 +123,6 @@ def two_more_sweeps(service: Service, headers: dict[str, str], policy: str) -> N
         return len([r for r in items if r["id"] > newest and r["finished_at"]]) >= 2
 
     eventually(later, what=f"two more sweeps of {policy}")
-
-
-def commit_group(cluster: KafkaCluster, group: str, topic: str, offsets: dict[int, int]) -> None:
-    """Kafka consumer group ``group`` (no members) commits ``offsets`` on ``topic``, through Kafka's Admin
-    API, and reads them back."""
-    admin = AdminClient(cluster.client_config())
-    asked = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p, o) for p, o in offsets.items()])]
-    errors: list[object] = []
-    for _ in range(100):
-        try:
-            answer = admin.alter_consumer_group_offsets(asked)[group].result(timeout=30)
-        except KafkaException as exc:
-            if not exc.args[0].retriable():
-                raise
-            errors = [exc.args[0]]
-        else:
-            # A partition's refusal (the offsets topic still loading on a new cluster) is not raised.
-            errors = [tp.error for tp in answer.topic_partitions if tp.error is not None]
-            if not errors:
-                read = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in offsets])]
-                fetched = admin.list_consumer_group_offsets(read)[group].result(timeout=30)
-                assert {tp.partition: tp.offset for tp in fetched.topic_partitions} == offsets
-                return
-            assert all(error.code() in MOVING or error.retriable() for error in errors), errors
-        time.sleep(0.2)
-    raise AssertionError(f"the coordinator of {group} kept refusing the commit: {errors}")
 
 
 def create_policy(
@@ -334,7 +300,7 @@ def test_a_policy_waits_for_the_slower_of_a_query_and_a_kafka_group(
     tag = f"{line.replace('.', '')}-{uuid.uuid4().hex[:6]}"
     topic, consumer, group = f"spark-mixed-{tag}", f"fast-{tag}", f"slow-{tag}"
     topic_with_records(kafka_cluster, topic, 2, 10)
-    commit_group(kafka_cluster, group, topic, {0: 3, 1: 4})
+    commit(kafka_cluster, group, topic, {0: 3, 1: 4})
     headers = {"Authorization": f"Bearer {purge_service.token()}"}
     create_policy(purge_service, headers, topic, topic, consumer, groups=(group,))
     listener = {"service": purge_service.base, "client": CLIENT, "secret": SECRET, "consumer": consumer}
@@ -352,7 +318,7 @@ def test_a_policy_waits_for_the_slower_of_a_query_and_a_kafka_group(
 
     # The group reads on, past the query on partition 0 of a new batch: each partition follows the slower.
     produce(kafka_cluster, topic, 2, 5)
-    commit_group(kafka_cluster, group, topic, {0: 12, 1: 7})
+    commit(kafka_cluster, group, topic, {0: 12, 1: 7})
     eventually(
         lambda: log_start_offsets(kafka_cluster, topic, 2) == {0: 10, 1: 7},
         what="each partition trimmed to the slower of the query and the group",
