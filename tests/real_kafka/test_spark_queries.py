@@ -125,6 +125,18 @@ def two_more_sweeps(service: Service, headers: dict[str, str], policy: str) -> N
     eventually(later, what=f"two more sweeps of {policy}")
 
 
+def unique_tag(line: str) -> str:
+    """A suffix for the names of one test's topic, consumer and policy on the shared cluster and service."""
+    return f"{line.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+
+
+def register_checkpoint(service: Service, headers: dict[str, str], name: str, checkpoint: Path) -> None:
+    """Spark consumer ``name`` in pull mode: the service reads the query's checkpoint itself."""
+    registered = {"name": name, "kind": "spark", "checkpoint_location": str(checkpoint)}
+    created = httpx.post(f"{service.base}/v1/clusters/{CLUSTER}/consumers", json=registered, headers=headers)
+    assert created.status_code == 201, created.text
+
+
 def create_policy(
     service: Service,
     headers: dict[str, str],
@@ -155,7 +167,7 @@ def test_push_mode_moves_positions_batch_by_batch_and_a_policy_deletes_what_was_
     tmp_path: Path,
 ) -> None:
     line, job = driver
-    tag = f"{line.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+    tag = unique_tag(line)
     topic, consumer, policy = f"spark-push-{tag}", f"enricher-{tag}", f"spark-push-{tag}"
     topic_with_records(kafka_cluster, topic, 2, 10)
     token = purge_service.token()
@@ -209,16 +221,12 @@ def test_pull_mode_follows_the_checkpoint_the_real_source_wrote(
     spark_checkpoints: Path,
 ) -> None:
     line, job = driver
-    tag = f"{line.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+    tag = unique_tag(line)
     topic, consumer, policy = f"spark-pull-{tag}", f"puller-{tag}", f"spark-pull-{tag}"
     folder = spark_checkpoints / tag
     topic_with_records(kafka_cluster, topic, 2, 10)
     headers = {"Authorization": f"Bearer {purge_service.token()}"}
-    registered = {"name": consumer, "kind": "spark", "checkpoint_location": str(folder / "checkpoint")}
-    created = httpx.post(
-        f"{purge_service.base}/v1/clusters/{CLUSTER}/consumers", json=registered, headers=headers
-    )
-    assert created.status_code == 201, created.text
+    register_checkpoint(purge_service, headers, consumer, folder / "checkpoint")
     create_policy(purge_service, headers, policy, topic, consumer)
     sweeps = eventually(lambda: finished_runs(purge_service, headers, policy), what="a first sweep")
     assert sweeps[0]["skip_counts"] == {"offset_query_failed": 2}, "no checkpoint yet: nothing deleted"
@@ -259,7 +267,7 @@ def test_pull_mode_reads_the_checkpoint_of_a_stopped_continuous_query(
     spark_checkpoints: Path,
 ) -> None:
     line, job = driver
-    tag = f"{line.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+    tag = unique_tag(line)
     topic, consumer, policy = f"spark-cont-{tag}", f"continuous-{tag}", f"spark-cont-{tag}"
     folder = spark_checkpoints / tag
     topic_with_records(kafka_cluster, topic, 2, 10)
@@ -273,11 +281,7 @@ def test_pull_mode_reads_the_checkpoint_of_a_stopped_continuous_query(
     assert (committed.topic_offsets(), committed.in_flight) == ({topic: {0: 10, 1: 10}}, ())
 
     headers = {"Authorization": f"Bearer {purge_service.token()}"}
-    registered = {"name": consumer, "kind": "spark", "checkpoint_location": str(folder / "checkpoint")}
-    created = httpx.post(
-        f"{purge_service.base}/v1/clusters/{CLUSTER}/consumers", json=registered, headers=headers
-    )
-    assert created.status_code == 201, created.text
+    register_checkpoint(purge_service, headers, consumer, folder / "checkpoint")
     create_policy(purge_service, headers, policy, topic, consumer)
     eventually(
         lambda: log_start_offsets(kafka_cluster, topic, 2) == {0: 10, 1: 10},
@@ -297,7 +301,7 @@ def test_a_policy_waits_for_the_slower_of_a_query_and_a_kafka_group(
     tmp_path: Path,
 ) -> None:
     line, job = driver
-    tag = f"{line.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+    tag = unique_tag(line)
     topic, consumer, group = f"spark-mixed-{tag}", f"fast-{tag}", f"slow-{tag}"
     topic_with_records(kafka_cluster, topic, 2, 10)
     commit(kafka_cluster, group, topic, {0: 3, 1: 4})
