@@ -79,30 +79,30 @@ async def postgresql_url() -> AsyncIterator[str]:
 
 
 class Templates:
-    """Databases the migrations built once per test session, one per backend, made on first use."""
+    """Databases the migrations built once per test session, one per backend, each made on first use."""
 
     def __init__(self, folder: Path) -> None:
         self.sqlite = folder / "template.db"
         self.postgresql = f"purge_template_{secrets.token_hex(6)}"
-        self.built: set[str] = set()
+        self.built: set[str] = set()  # the backends whose template exists
 
-    async def sqlite_copy(self, url: str) -> None:
-        if "sqlite" not in self.built:
-            await upgrade(f"sqlite+aiosqlite:///{self.sqlite}")
-            self.built.add("sqlite")
-        target = Path(str(make_url(url).database))
-        shutil.copyfile(self.sqlite, target)
-
-    async def postgresql_copy(self, url: str) -> None:
-        name = make_url(url).database  # a test may reach the database through a proxy of its own
+    async def copy_to(self, url: str) -> None:
+        """Give the database at ``url`` (a test may reach it through a proxy of its own) the schema."""
+        target = make_url(url)
+        if target.get_backend_name() == "sqlite":
+            if "sqlite" not in self.built:
+                await upgrade(f"sqlite+aiosqlite:///{self.sqlite}")
+                self.built.add("sqlite")
+            shutil.copyfile(self.sqlite, str(target.database))
+            return
         admin = await asyncpg.connect(PG_ADMIN_DSN)
         try:
             if "postgresql" not in self.built:
                 await admin.execute(f'CREATE DATABASE "{self.postgresql}"')
                 await upgrade(f"postgresql+asyncpg://postgres@127.0.0.1:5432/{self.postgresql}")
                 self.built.add("postgresql")
-            await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.postgresql}"')
+            await admin.execute(f'DROP DATABASE "{target.database}" WITH (FORCE)')
+            await admin.execute(f'CREATE DATABASE "{target.database}" TEMPLATE "{self.postgresql}"')
         finally:
             await admin.close()
 
@@ -126,10 +126,7 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Templates]:
 async def migrated_url(db_url: str, templates: Templates) -> str:
     """``db_url`` with the schema the Alembic migrations build (never ``create_all``), copied from the
     session's template of its backend."""
-    if db_url.startswith("sqlite"):
-        await templates.sqlite_copy(db_url)
-    else:
-        await templates.postgresql_copy(db_url)
+    await templates.copy_to(db_url)
     return db_url
 
 
