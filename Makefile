@@ -95,8 +95,12 @@ $(KAFKA_CLASSPATH): jvm/pom.xml
 spark-kafka: $(STAMP) .venv-spark35/.installed
 	scripts/spark-kafka-classpath $(BIN)/python .venv-spark35/bin/python
 
+# Two workers on the 2-core machines CI runs on: the tests wait on brokers, processes and timers more than
+# they compute. tests/conftest.py keeps a file's tests on one worker and the real-Kafka folder on one.
+PYTEST_WORKERS ?= 2
+
 pytest: $(STAMP) postgres chromium jdk kafka spark-kafka
-	$(BIN)/pytest -q -p no:cacheprovider --durations=30
+	$(BIN)/pytest -q -p no:cacheprovider --durations=30 -n $(PYTEST_WORKERS) --dist loadgroup
 
 spark-client: jdk $(foreach line,$(SPARK_LINES),.venv-spark$(line)/.installed)
 	for line in $(SPARK_LINES); do \

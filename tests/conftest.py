@@ -23,6 +23,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from helpers import hang_report
 from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 from hypothesis import settings as hypothesis_settings
 from pydantic import SecretStr
@@ -37,6 +38,14 @@ from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settin
 # Hypothesis's default 200 ms deadline, which would fail a correct test.
 hypothesis_settings.register_profile("kafka-purge", deadline=None)
 hypothesis_settings.load_profile("kafka-purge")
+
+# Under pytest-xdist (make test runs `--dist loadgroup`), the tests of one group run on one worker. A group
+# is a file, so a module's fixtures start once; these folders are one group each, since their cluster,
+# Connect worker and service start once per session.
+ONE_GROUP_FOLDERS = ("tests/real_kafka/",)
+# The groups are handed out in this order of folders, the longest files first (real Kafka, processes killed
+# and restarted, the browser, schemathesis), so that no long file starts last while the other worker idles.
+LONGEST_FIRST = ("tests/real_kafka/", "tests/e2e/", "tests/browser/", "tests/security/")
 
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DEV_CLIENTS = {"alice": "alice-secret", "bob": "bob-secret", "auditor": "auditor-secret"}
@@ -273,3 +282,37 @@ def token(app_client: httpx.AsyncClient) -> Callable[[str], Awaitable[str]]:
         return str(response.json()["access_token"])
 
     return fetch
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def group(item: pytest.Item) -> str:
+        folder = next((f for f in ONE_GROUP_FOLDERS if item.nodeid.startswith(f)), None)
+        return folder or item.nodeid.split("::")[0]
+
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group(item)))
+
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, f in enumerate(LONGEST_FIRST) if item.nodeid.startswith(f)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    timer = hang_report.start_timer(item)
+    try:
+        return (yield)
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Iterator[pytest.TestReport]:
+    report: pytest.TestReport = yield
+    taken = item.stash.get(hang_report.TAKEN, [])
+    if report.failed and taken:
+        report.sections.append(("stacks shortly before the timeout", taken[-1]))
+    return report

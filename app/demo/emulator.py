@@ -52,7 +52,8 @@ class EmulatorProcess:
         )
         assert self._process.stdout is not None
         try:
-            line = await asyncio.wait_for(self._process.stdout.readline(), READY_TIMEOUT_SECONDS)
+            async with asyncio.timeout(READY_TIMEOUT_SECONDS):
+                line = await self._process.stdout.readline()
             ready = json.loads(line)
             self.bootstrap, self.control = str(ready["bootstrap"]), str(ready["control"])
         except (TimeoutError, ValueError, KeyError) as exc:
@@ -66,7 +67,8 @@ class EmulatorProcess:
         with contextlib.suppress(ProcessLookupError):
             process.terminate()
         try:
-            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_SECONDS)
+            async with asyncio.timeout(STOP_TIMEOUT_SECONDS):
+                await process.wait()
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()

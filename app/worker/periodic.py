@@ -58,5 +58,8 @@ class Periodic:
                 else:
                     self._log.exception("%s: tick failed", self._name)
             self._wake.clear()
+            # asyncio.timeout, not wait_for: on Python 3.11, wait_for returns normally when the wait ends in
+            # the same turn as a cancel (a wake as the service stops), and the loop would never end.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._interval)
+                async with asyncio.timeout(self._interval):
+                    await self._wake.wait()

@@ -83,7 +83,10 @@ async def wait_for_change(partitions: list[Partition], timeout_s: float) -> None
     for partition in partitions:
         partition.change_waiters.add(waiter)
     try:
-        await asyncio.wait_for(waiter, timeout_s)
+        # asyncio.timeout, not wait_for, which on Python 3.11 can swallow a cancel that comes in the turn
+        # the partition changes: a stopped broker's connection task would go on serving.
+        async with asyncio.timeout(timeout_s):
+            await waiter
     except TimeoutError:
         pass
     finally:

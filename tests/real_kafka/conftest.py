@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.connect_worker import STARTED as CONNECT_WORKERS
@@ -41,24 +42,45 @@ def kafka_cluster(request: pytest.FixtureRequest) -> Iterator[KafkaCluster]:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+def summary(failed: bool) -> list[str]:
+    """The start-up times of this process's cluster and Connect workers; where their logs were kept, with
+    each node's last errors, when a test failed."""
+    lines = []
     for cluster in STARTED:
-        terminalreporter.write_line(
-            f"real Kafka: {len(cluster.nodes)} KRaft nodes started in {cluster.started_in:.1f} s"
-        )
-        if terminalreporter.stats.get("failed") and cluster.folder.exists():
-            terminalreporter.write_line(f"real Kafka: broker logs kept in {cluster.folder}")
+        lines.append(f"real Kafka: {len(cluster.nodes)} KRaft nodes started in {cluster.started_in:.1f} s")
+        if failed and cluster.folder.exists():
+            lines.append(f"real Kafka: broker logs kept in {cluster.folder}")
             for node in cluster.nodes:
                 errors = [
                     line for line in node.log.read_text(errors="replace").splitlines() if " ERROR " in line
                 ]
-                for line in errors[-5:]:
-                    terminalreporter.write_line(f"  node {node.node_id}: {line}")
+                lines.extend(f"  node {node.node_id}: {line}" for line in errors[-5:])
     for worker in CONNECT_WORKERS:
         started = f"started in {worker.started_in:.1f} s" if worker.started_in else "did not start"
-        terminalreporter.write_line(f"Kafka Connect: worker {started}")
+        lines.append(f"Kafka Connect: worker {started}")
         if worker.folder.exists():
-            terminalreporter.write_line(f"Kafka Connect: worker log kept in {worker.log}")
+            lines.append(f"Kafka Connect: worker log kept in {worker.log}")
+    return lines
+
+
+# Under pytest-xdist the cluster runs in a worker: its summary travels to the controller in the worker's
+# output (xdist's ``workeroutput``), which prints it with its own.
+FROM_WORKERS: list[str] = []
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["real_kafka_summary"] = summary(session.testsfailed > 0)
+
+
+def pytest_testnodedown(node: Any, error: object) -> None:
+    FROM_WORKERS.extend(node.workeroutput.get("real_kafka_summary", []))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in [*FROM_WORKERS, *summary(bool(terminalreporter.stats.get("failed")))]:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
