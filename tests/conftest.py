@@ -23,7 +23,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from helpers import hang_report
+from helpers import hang_report, session_summary
 from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 from hypothesis import settings as hypothesis_settings
 from pydantic import SecretStr
@@ -316,3 +316,19 @@ def pytest_runtest_makereport(item: pytest.Item) -> Iterator[pytest.TestReport]:
     if report.failed and taken:
         report.sections.append(("stacks shortly before the timeout", taken[-1]))
     return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output = getattr(session.config, "workeroutput", None)  # set in a pytest-xdist worker only
+    if output is not None:
+        output[session_summary.KEY] = session_summary.lines(session.testsfailed > 0)
+
+
+def pytest_testnodedown(node: Any, error: object) -> None:
+    session_summary.FROM_WORKERS.extend(node.workeroutput.get(session_summary.KEY, []))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    failed = bool(terminalreporter.stats.get("failed") or terminalreporter.stats.get("error"))
+    for line in [*session_summary.FROM_WORKERS, *session_summary.lines(failed)]:
+        terminalreporter.write_line(line)

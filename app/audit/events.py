@@ -112,8 +112,32 @@ def policy_deleted(actor: Actor, cluster: str, policy: Mapping[str, Any]) -> New
 
 
 def policy_swept(
-    owner: Actor, cluster: str, deletion_id: str | None, details: Mapping[str, Any], at: datetime
+    owner: Actor,
+    cluster: str,
+    *,
+    policy: str,
+    run_id: int,
+    status: str,
+    partitions_planned: int,
+    deletion_id: str | None,
+    deletion_ids: Sequence[str],
+    skip_counts: Mapping[str, int],
+    warnings: Sequence[str],
+    error: str | None,
+    at: datetime,
 ) -> NewEvent:
+    """A retention sweep that deleted, was held for approval or failed (one with nothing to do is not
+    audited); ``deletion_id`` is its first deletion."""
+    details = {
+        "policy": policy,
+        "run_id": run_id,
+        "status": status,
+        "partitions_planned": partitions_planned,
+        "deletion_ids": list(deletion_ids),
+        "skip_counts": dict(skip_counts),
+        "warnings": list(warnings),
+        "error": error,
+    }
     return _event("policy.swept", owner, cluster, details, deletion_id=deletion_id, at=at)
 
 
@@ -143,9 +167,30 @@ def approval_rule_deleted(actor: Actor, cluster: str, rule: Mapping[str, Any]) -
 
 
 def approval_recorded(
-    actor: Actor, cluster: str, deletion_id: str | None, details: Mapping[str, Any], at: datetime
+    actor: Actor,
+    cluster: str,
+    deletion_id: str | None,
+    *,
+    subject_kind: str,
+    subject: str,
+    decision: str,
+    comment: str | None,
+    approved_as: Sequence[str],
+    approvals: int,
+    required_approvals: int,
+    at: datetime,
 ) -> NewEvent:
-    """One approver's decision (approve or reject) on a deletion or a retention policy."""
+    """One approver's decision (approve or reject) on a deletion or a retention policy; ``approvals``
+    counts the approvals so far, this one included."""
+    details = {
+        "subject_kind": subject_kind,
+        "subject": subject,
+        "decision": decision,
+        "comment": comment,
+        "approved_as": list(approved_as),
+        "approvals": approvals,
+        "required_approvals": required_approvals,
+    }
     return _event("approval.recorded", actor, cluster, details, deletion_id=deletion_id, at=at)
 
 

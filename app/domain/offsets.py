@@ -76,9 +76,6 @@ class Problem:
     high_watermark: int | None = None  # and its high watermark
 
 
-_new = tuple.__new__
-
-
 def expand(
     entries: Sequence[SpecEntry], partition_counts: Mapping[str, int]
 ) -> tuple[list[PlannedCut], list[Problem]]:
@@ -93,14 +90,12 @@ def expand(
             problems.append(Problem(position, f"unknown topic or partition {where}", unknown=True))
             continue
         for number in range(count) if partition is None else (partition,):
-            # Built with tuple.__new__: a named tuple's own constructor is Python code, and a request
-            # names up to 10,000 partitions.
-            tp = _new(TopicPartition, (topic, number))
+            tp = TopicPartition(topic, number)
             if tp in seen:
                 problems.append(Problem(position, f"{tp} is also named by entry {seen[tp]}"))
                 continue
             seen[tp] = position
-            cuts.append(_new(PlannedCut, (position, tp, spec)))
+            cuts.append(PlannedCut(position, tp, spec))
     return cuts, problems
 
 

@@ -75,9 +75,8 @@ async def send_group(
     """The claimed rows' outcomes by row id, each leader's as it answers; every row exactly once."""
     rows: dict[TopicPartition, int] = {}
     offsets: dict[TopicPartition, int] = {}
-    new = tuple.__new__  # named tuples built in C: a group has up to 10,000 partitions
     for claim in group.claims:
-        tp = new(TopicPartition, (claim.topic, claim.partition))
+        tp = TopicPartition(claim.topic, claim.partition)
         rows[tp], offsets[tp] = claim.id, claim.resolved_offset
     try:
         if not gateway.has_cluster(group.cluster):

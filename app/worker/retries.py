@@ -162,17 +162,13 @@ def _update(
     message: str | None,
 ) -> PartitionUpdate:
     lw, llso = outcome.low_watermark, outcome.leader_log_start_offset
-    # Built once per partition: tuple.__new__ skips the named tuple's Python-level __new__ (half the cost).
-    return tuple.__new__(
-        PartitionUpdate,
-        (
-            claim.id,
-            claim.fence,
-            status,
-            lw if lw >= 0 else None,
-            llso if llso >= 0 else None,
-            error,
-            message,
-            next_attempt_at,
-        ),
+    return PartitionUpdate(
+        claim.id,
+        claim.fence,
+        status,
+        lw if lw >= 0 else None,
+        llso if llso >= 0 else None,
+        error,
+        message,
+        next_attempt_at,
     )

@@ -152,17 +152,20 @@ class RetentionScheduler:
             await repo.add_run(session, run)
             if result.status not in ("nothing_to_delete", "waiting"):
                 owner = Actor(policy.owner, policy.owner_host)
-                details = {
-                    "policy": policy.name,
-                    "run_id": run.id,
-                    "status": result.status,
-                    "partitions_planned": run.partitions_planned,
-                    "deletion_ids": run.deletion_ids,
-                    "skip_counts": run.skip_counts,
-                    "warnings": warnings,
-                    "error": result.error,
-                }
-                swept = events.policy_swept(owner, policy.cluster, result.deletion_id, details, finished)
+                swept = events.policy_swept(
+                    owner,
+                    policy.cluster,
+                    policy=policy.name,
+                    run_id=run.id,
+                    status=result.status,
+                    partitions_planned=run.partitions_planned,
+                    deletion_id=result.deletion_id,
+                    deletion_ids=run.deletion_ids,
+                    skip_counts=run.skip_counts,
+                    warnings=warnings,
+                    error=result.error,
+                    at=finished,
+                )
                 await append_event(session, swept)
             await repo.release(session, policy.id, owner=self.instance_id, now=finished, ran=True)
         metrics.SWEEPS.labels(policy.cluster, result.status).inc()

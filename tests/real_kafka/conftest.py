@@ -16,9 +16,9 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import session_summary
 from helpers.connect_worker import STARTED as CONNECT_WORKERS
 from helpers.kafka_cluster import KafkaCluster
 from helpers.kafka_faults import service_database
@@ -63,24 +63,7 @@ def summary(failed: bool) -> list[str]:
     return lines
 
 
-# Under pytest-xdist the cluster runs in a worker: its summary travels to the controller in the worker's
-# output (xdist's ``workeroutput``), which prints it with its own.
-FROM_WORKERS: list[str] = []
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    output = getattr(session.config, "workeroutput", None)
-    if output is not None:
-        output["real_kafka_summary"] = summary(session.testsfailed > 0)
-
-
-def pytest_testnodedown(node: Any, error: object) -> None:
-    FROM_WORKERS.extend(node.workeroutput.get("real_kafka_summary", []))
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for line in [*FROM_WORKERS, *summary(bool(terminalreporter.stats.get("failed")))]:
-        terminalreporter.write_line(line)
+session_summary.SOURCES.append(summary)
 
 
 @pytest.fixture(scope="session")

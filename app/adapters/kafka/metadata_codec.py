@@ -31,12 +31,11 @@ class _Reader(WireReader):
     __slots__ = ()
 
     def partitions(self, count: int, version: int) -> dict[int, PartitionMetadata]:
-        """``count`` partitions by index. One loop with everything it calls bound to locals, and each
-        ``PartitionMetadata`` built with ``tuple.__new__`` (its own constructor is Python code): a
-        10,000-partition topic is read in about a third of the time a method call per partition takes."""
+        """``count`` partitions by index, in one loop with what it calls bound to locals: a 10,000-partition
+        topic is read in about a third of the time a method call per partition takes."""
         buf, pos = self.buf, self.pos
         head, head_size, int32 = _PARTITION_HEAD.unpack_from, _PARTITION_HEAD.size, INT32.unpack_from
-        new, replica_lists = tuple.__new__, _int32s
+        replica_lists = _int32s
         flagged_offline = version >= 5
         partitions: dict[int, PartitionMetadata] = {}
         for _ in range(count):
@@ -51,7 +50,7 @@ class _Reader(WireReader):
             if flagged_offline:
                 (offline,) = int32(buf, pos)
                 pos += 4 + 4 * max(offline, 0)
-            partitions[index] = new(PartitionMetadata, (leader, replicas, error_name(error)))
+            partitions[index] = PartitionMetadata(leader, replicas, error_name(error))
         self.pos = pos
         return partitions
 

@@ -144,19 +144,21 @@ async def record(
             )
             await repo.add(session, decision)
             approvers = [d.principal for d in [*earlier, decision] if d.decision == Decision.APPROVE.value]
-            details = {
-                "subject_kind": kind.value,
-                "subject": request.subject_name,
-                "decision": body.decision.value,
-                "comment": body.comment,
-                "approved_as": approved_as,
-                "approvals": len(approvers),
-                "required_approvals": request.required_approvals,
-            }
             deletion_id = subject_id if kind is SubjectKind.DELETION else None
-            await append_event(
-                session, events.approval_recorded(actor, request.cluster, deletion_id, details, now)
+            recorded = events.approval_recorded(
+                actor,
+                request.cluster,
+                deletion_id,
+                subject_kind=kind.value,
+                subject=request.subject_name,
+                decision=body.decision.value,
+                comment=body.comment,
+                approved_as=approved_as,
+                approvals=len(approvers),
+                required_approvals=request.required_approvals,
+                at=now,
             )
+            await append_event(session, recorded)
             await _conclude(session, request, body, approvers, actor, now)
     except IntegrityError as exc:  # the same principal's concurrent decision won
         raise Conflict(f"{principal.name} has decided on this request already.") from exc

@@ -53,9 +53,9 @@ class Plan:
     layouts: dict[str, TopicLayout]
 
     def partitions(self) -> list[PlannedPartition]:
-        resolved, specs, new = self.resolved, self.specs, tuple.__new__  # (named tuples built in C)
+        resolved, specs = self.resolved, self.specs
         return [
-            new(PlannedPartition, (tp, spec.requested_offset, resolved[tp], specs[entry]))
+            PlannedPartition(tp, spec.requested_offset, resolved[tp], specs[entry])
             for entry, tp, spec in self.cuts
         ]
 
@@ -174,9 +174,8 @@ class _Reads:
 def _named_bounds(request: DeletionRequest) -> list[TopicPartition]:
     """The partitions the request names with a concrete offset above 0, the only ones a high watermark
     can refuse (whole-topic entries are known only once the layouts are)."""
-    new = tuple.__new__  # named tuples built in C: a request names up to 10,000 partitions
     return [
-        new(TopicPartition, (e.topic, e.partition))
+        TopicPartition(e.topic, e.partition)
         for e in request.partitions
         if e.partition is not None and e.offset is not None and e.offset > 0
     ]
@@ -244,13 +243,11 @@ def predicted_partitions(request: DeletionRequest) -> list[PlannedPartition] | N
     otherwise (``app.services.deletions.early``)."""
     _, stored = entry_specs(request.partitions)
     planned = []
-    new = tuple.__new__  # named tuples built in C
     for entry, spec in zip(request.partitions, stored, strict=True):
         partition, offset = entry.partition, entry.offset
         if partition is None or offset is None or offset < 0:
             return None
-        tp = new(TopicPartition, (entry.topic, partition))
-        planned.append(new(PlannedPartition, (tp, offset, offset, spec)))
+        planned.append(PlannedPartition(TopicPartition(entry.topic, partition), offset, offset, spec))
     return planned
 
 

@@ -129,8 +129,7 @@ def lease_claims(
     """The claims of rows (id, deletion id, topic, partition, resolved offset) of ``deletions`` stored
     claimed with ``lease``."""
     facts = {deletion.id: _first_claim(deletion, lease) for deletion in deletions}
-    # tuple.__new__ skips the named tuple's Python-level __new__: 10,000 claims in 1.9 ms instead of 3.8.
-    return [tuple.__new__(Claim, (*row, *facts[row[1]])) for row in rows]
+    return [Claim._make((*row, *facts[row[1]])) for row in rows]
 
 
 def _first_claim(
