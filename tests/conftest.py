@@ -1,36 +1,32 @@
 """Shared fixtures: databases (SQLite and PostgreSQL, schema built by the migrations), settings, the
 emulated Kafka cluster, and an HTTP client over the app with its lifespan run.
 
-``db_url`` is parametrised, so every test that uses it runs on both databases. PostgreSQL tests get a
-fresh database ``purge_test_<hex>`` on 127.0.0.1:5432 (user postgres), dropped afterwards.
+``backend`` is parametrised, so every test that uses a database (``db_url``, ``migrated_url``) runs on
+both. An empty PostgreSQL database (``db_url``) is a fresh ``purge_test_<hex>`` on 127.0.0.1:5432 (user
+postgres), dropped afterwards.
 
-``migrated_url`` copies a template that the migrations built once per test session and backend (a
-PostgreSQL ``CREATE DATABASE … TEMPLATE``, a copied SQLite file): the same schema as a migration run
-gives, at a fraction of its cost (about 0.1 s instead of 0.5 s a test). The migrations themselves are
-tested from an empty database in tests/integration/db.
+``migrated_url`` comes from a template that the migrations built once per test session and backend: a
+copied SQLite file, a PostgreSQL database reused from test to test and truncated after each
+(tests/helpers/databases.py says what that saves and how a test that changed the schema is caught).
 """
 
 from __future__ import annotations
 
 import asyncio
-import secrets
-import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 import pytest
-from helpers import hang_report, session_summary
+from helpers import databases, hang_report, session_summary
+from helpers.databases import Templates, postgresql_database
 from helpers.kafka_timing import SHORT_FETCH_WAIT_MS
 from hypothesis import settings as hypothesis_settings
 from pydantic import SecretStr
-from sqlalchemy import make_url, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from app.adapters.db.migrate import upgrade
 from app.adapters.db.session import create_engine, make_sessionmaker, write_transaction
 from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings, WorkerSettings
 
@@ -47,33 +43,19 @@ ONE_GROUP_FOLDERS = ("tests/real_kafka/",)
 # and restarted, the browser, schemathesis), so that no long file starts last while the other worker idles.
 LONGEST_FIRST = ("tests/real_kafka/", "tests/e2e/", "tests/browser/", "tests/security/")
 
-PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DEV_CLIENTS = {"alice": "alice-secret", "bob": "bob-secret", "auditor": "auditor-secret"}
 
 
-@asynccontextmanager
-async def postgresql_database() -> AsyncIterator[str]:
-    """A fresh, empty PostgreSQL database, dropped afterwards."""
-    name = f"purge_test_{secrets.token_hex(6)}"
-    admin = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
-        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        admin = await asyncpg.connect(PG_ADMIN_DSN)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
-async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+def backend(request: pytest.FixtureRequest) -> str:
+    """The database backend: a test that uses a database runs on both."""
+    return str(request.param)
+
+
+@pytest.fixture
+async def db_url(backend: str, tmp_path: Path) -> AsyncIterator[str]:
     """An empty database (no schema) on each backend."""
-    if request.param == "sqlite":
+    if backend == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'purge.db'}"
         return
     async with postgresql_database() as url:
@@ -87,43 +69,6 @@ async def postgresql_url() -> AsyncIterator[str]:
         yield url
 
 
-class Templates:
-    """Databases the migrations built once per test session, one per backend, each made on first use."""
-
-    def __init__(self, folder: Path) -> None:
-        self.sqlite = folder / "template.db"
-        self.postgresql = f"purge_template_{secrets.token_hex(6)}"
-        self.built: set[str] = set()  # the backends whose template exists
-
-    async def copy_to(self, url: str) -> None:
-        """Give the database at ``url`` (a test may reach it through a proxy of its own) the schema."""
-        target = make_url(url)
-        if target.get_backend_name() == "sqlite":
-            if "sqlite" not in self.built:
-                await upgrade(f"sqlite+aiosqlite:///{self.sqlite}")
-                self.built.add("sqlite")
-            shutil.copyfile(self.sqlite, str(target.database))
-            return
-        admin = await asyncpg.connect(PG_ADMIN_DSN)
-        try:
-            if "postgresql" not in self.built:
-                await admin.execute(f'CREATE DATABASE "{self.postgresql}"')
-                await upgrade(f"postgresql+asyncpg://postgres@127.0.0.1:5432/{self.postgresql}")
-                self.built.add("postgresql")
-            await admin.execute(f'DROP DATABASE "{target.database}" WITH (FORCE)')
-            await admin.execute(f'CREATE DATABASE "{target.database}" TEMPLATE "{self.postgresql}"')
-        finally:
-            await admin.close()
-
-    async def drop(self) -> None:
-        if "postgresql" in self.built:
-            admin = await asyncpg.connect(PG_ADMIN_DSN)
-            try:
-                await admin.execute(f'DROP DATABASE IF EXISTS "{self.postgresql}" WITH (FORCE)')
-            finally:
-                await admin.close()
-
-
 @pytest.fixture(scope="session")
 def templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Templates]:
     made = Templates(tmp_path_factory.mktemp("database-templates"))
@@ -132,11 +77,21 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Templates]:
 
 
 @pytest.fixture
-async def migrated_url(db_url: str, templates: Templates) -> str:
-    """``db_url`` with the schema the Alembic migrations build (never ``create_all``), copied from the
-    session's template of its backend."""
-    await templates.copy_to(db_url)
-    return db_url
+async def postgresql_migrated_url(templates: Templates) -> AsyncIterator[str]:
+    """A PostgreSQL database with the migrations' schema, for tests of what only PostgreSQL does."""
+    async with templates.postgresql_database() as url:
+        yield url
+
+
+@pytest.fixture
+async def migrated_url(backend: str, tmp_path: Path, templates: Templates) -> AsyncIterator[str]:
+    """A database of each backend with the schema the Alembic migrations build (never ``create_all``),
+    from the session's template of its backend (tests/helpers/databases.py)."""
+    if backend == "sqlite":
+        yield await templates.sqlite_copy(tmp_path / "purge.db")
+        return
+    async with templates.postgresql_database() as url:
+        yield url
 
 
 @pytest.fixture
@@ -319,6 +274,7 @@ def pytest_runtest_makereport(item: pytest.Item) -> Iterator[pytest.TestReport]:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    asyncio.run(databases.drop_left())
     output = getattr(session.config, "workeroutput", None)  # set in a pytest-xdist worker only
     if output is not None:
         output[session_summary.KEY] = session_summary.lines(session.testsfailed > 0)

@@ -21,6 +21,7 @@ import httpx
 from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from helpers import databases
 from helpers.kafka_cluster import KafkaCluster
 from helpers.service_processes import PG_ADMIN_DSN, ROOT, Service, spawn, start_service
 
@@ -190,13 +191,13 @@ def _healthy(service: Service) -> bool:
 
 @contextmanager
 def service_database() -> Iterator[str]:
-    """A PostgreSQL database of its own for a service process, dropped afterwards."""
+    """A PostgreSQL database of its own for a service process, dropped at the end of the session."""
     name = f"purge_real_kafka_{secrets.token_hex(4)}"
     asyncio.run(_admin_sql(f'CREATE DATABASE "{name}"'))
     try:
         yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
     finally:
-        asyncio.run(_admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(databases.leave(name))
 
 
 async def _admin_sql(statement: str) -> None:

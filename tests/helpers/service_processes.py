@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import re
-import secrets
 import subprocess
 import sys
 import threading
@@ -18,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 from aiokafka import AIOKafkaProducer
 from sqlalchemy import func, select
@@ -26,6 +24,7 @@ from sqlalchemy import func, select
 from app.adapters.db.models import AuditEvent, Deletion, PartitionDeletion
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session
 from app.audit import verify_chain
+from helpers.databases import postgresql_database
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -164,19 +163,12 @@ async def produce(bootstrap: str, topic: str, partitions: int, records: int) -> 
 
 @asynccontextmanager
 async def database_url(kind: str, tmp_path: Path) -> AsyncIterator[str]:
+    """An empty database of that kind for a service process to migrate."""
     if kind == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'purge.db'}"
         return
-    name = f"purge_test_{secrets.token_hex(6)}"
-    admin = await asyncpg.connect(PG_ADMIN_DSN)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    await admin.close()
-    try:
-        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        admin = await asyncpg.connect(PG_ADMIN_DSN)
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+    async with postgresql_database() as url:
+        yield url
 
 
 def service_env(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import socket
 import threading
 import time
@@ -184,8 +185,9 @@ def test_wrong_client_secret_is_retried_and_never_reaches_the_service(server: st
     assert (sender.sent, Service.bodies, Service.grants) == (0, [], [])
 
 
-def test_a_stalled_service_never_blocks_and_the_queue_stays_bounded() -> None:
-    # A service that takes connections and never answers: the sender thread waits in its first request.
+def test_a_stalled_service_never_blocks_and_the_queue_stays_bounded(caplog: pytest.LogCaptureFixture) -> None:
+    # A service that takes connections and never answers: the sender thread waits in its first request,
+    # for up to its 30 s timeout. Submitting must not wait for it: 2000 submits end well within that.
     stalled = socket.create_server(("127.0.0.1", 0), backlog=8)
     sender = ProgressSender(
         f"http://127.0.0.1:{stalled.getsockname()[1]}",
@@ -193,16 +195,22 @@ def test_a_stalled_service_never_blocks_and_the_queue_stays_bounded() -> None:
         cluster="main",
         token="t",
         max_queue=10,
-        timeout_s=5,
+        timeout_s=30,
     )
     try:
         started = time.monotonic()
-        for batch in range(2000):
-            sender.submit(report(batch, batch))
-        assert time.monotonic() - started < 1.0
+        with caplog.at_level(logging.WARNING, logger="kafka_purge_spark.sender"):
+            for batch in range(2000):
+                sender.submit(report(batch, batch))
+        assert time.monotonic() - started < 15.0
         assert (sender.submitted, sender.queued) == (2000, 10)
         # Everything but the queue and the report (at most two) the thread took made room.
         assert sender.dropped >= 2000 - 10 - 2
+        # One warning for the stall, not one per dropped report.
+        assert [r.getMessage() for r in caplog.records if "queue full" in r.getMessage()] == [
+            "progress queue full (10 reports): the service does not keep up; dropping the oldest reports, "
+            "each superseded by a newer one"
+        ]
         assert not sender.flush(0.2)
         sender.close(timeout_s=0.2)
         assert sender.sent == 0

@@ -108,10 +108,10 @@ async def cutter() -> AsyncIterator[tuple[CommitCutter, int]]:
 
 
 @pytest.fixture
-def db_url(postgresql_url: str, cutter: tuple[CommitCutter, int]) -> str:
+def migrated_url(postgresql_migrated_url: str, cutter: tuple[CommitCutter, int]) -> str:
     """The test's PostgreSQL database (the app fixtures migrate and use it) reached through the proxy,
     without TLS so that the proxy sees the statements."""
-    return postgresql_url.replace("127.0.0.1:5432", f"127.0.0.1:{cutter[1]}") + "?ssl=disable"
+    return postgresql_migrated_url.replace("127.0.0.1:5432", f"127.0.0.1:{cutter[1]}") + "?ssl=disable"
 
 
 @pytest.fixture
@@ -155,7 +155,7 @@ async def test_a_deletion_cut_at_its_commit_is_stored_once(
     app_client: httpx.AsyncClient,
     token: Callable[[str], Awaitable[str]],
     cutter: tuple[CommitCutter, int],
-    postgresql_url: str,
+    postgresql_migrated_url: str,
     emulator: Any,
     when: str,
     cut_outcome: bool,
@@ -170,7 +170,7 @@ async def test_a_deletion_cut_at_its_commit_is_stored_once(
     assert response.status_code == 202, response.text
     assert sorted(set(proxy.cuts)) == cuts
     deletion_id = response.json()["id"]
-    assert await _stored(postgresql_url, deletion_id) == (1, 1)
+    assert await _stored(postgresql_migrated_url, deletion_id) == (1, 1)
     answer = await app_client.get(f"/v1/deletions/{deletion_id}", headers=alice)
     assert answer.status_code == 200
     assert len(answer.json()["partitions"]) == partitions

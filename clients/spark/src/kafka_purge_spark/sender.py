@@ -83,6 +83,7 @@ class ProgressSender:
         self.submitted = 0
         self.sent = 0
         self.dropped = 0
+        self._dropped_warned = 0
         self._thread = threading.Thread(target=self._run, name="purge-progress-sender", daemon=True)
         self._thread.start()
 
@@ -98,8 +99,15 @@ class ProgressSender:
                 return
             self.submitted += 1
             if len(self._queue) == self._queue.maxlen:
+                # Each report carries the query's whole position, so a newer one replaces what an older
+                # one said; one warning per stall, not one per batch.
+                if self.dropped == self._dropped_warned:
+                    log.warning(
+                        "progress queue full (%s reports): the service does not keep up; dropping the "
+                        "oldest reports, each superseded by a newer one",
+                        self._queue.maxlen,
+                    )
                 self.dropped += 1
-                log.warning("progress queue full: dropped the report of batch %s", self._queue[0].batch_id)
             self._queue.append(report)
             self._cond.notify()
 
@@ -159,6 +167,13 @@ class ProgressSender:
             status = self._send_once(client, report)
             if status is not None and status < 300:
                 self.sent += 1
+                with self._cond:
+                    if self.dropped > self._dropped_warned:
+                        log.warning(
+                            "progress delivered again after %s dropped reports",
+                            self.dropped - self._dropped_warned,
+                        )
+                        self._dropped_warned = self.dropped
                 return
             if status is not None and status not in RETRY_STATUSES:
                 log.error("progress of batch %s refused with HTTP %s; not retried", report.batch_id, status)
