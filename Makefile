@@ -96,11 +96,13 @@ spark-kafka: $(STAMP) .venv-spark35/.installed
 	scripts/spark-kafka-classpath $(BIN)/python .venv-spark35/bin/python
 
 # Two workers on the 2-core machines CI runs on: the tests wait on brokers, processes and timers more than
-# they compute. tests/conftest.py keeps a file's tests on one worker and the real-Kafka folder on one.
+# they compute. tests/conftest.py keeps a file's tests on one worker and the real-Kafka folder on one, and
+# orders the groups longest first; --no-loadscope-reorder keeps that order (pytest-xdist would otherwise
+# hand out the groups with the most tests first, which left one-test files of a minute for the end).
 PYTEST_WORKERS ?= 2
 
 pytest: $(STAMP) postgres chromium jdk kafka spark-kafka
-	$(BIN)/pytest -q -p no:cacheprovider --durations=30 -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -q -p no:cacheprovider --durations=30 -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 spark-client: jdk $(foreach line,$(SPARK_LINES),.venv-spark$(line)/.installed)
 	for line in $(SPARK_LINES); do \

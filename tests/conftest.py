@@ -39,9 +39,17 @@ hypothesis_settings.load_profile("kafka-purge")
 # is a file, so a module's fixtures start once; these folders are one group each, since their cluster,
 # Connect worker and service start once per session.
 ONE_GROUP_FOLDERS = ("tests/real_kafka/",)
-# The groups are handed out in this order of folders, the longest files first (real Kafka, processes killed
-# and restarted, the browser, schemathesis), so that no long file starts last while the other worker idles.
-LONGEST_FIRST = ("tests/real_kafka/", "tests/e2e/", "tests/browser/", "tests/security/")
+# The groups are handed out in this order, the longest first (real Kafka, the schemathesis runs, Swagger
+# UI's examples in Chromium, processes killed and restarted, the browser, security), so that no long file
+# starts last while the other worker idles. The Makefile keeps pytest-xdist from reordering them.
+LONGEST_FIRST = (
+    "tests/real_kafka/",
+    "tests/security/test_schemathesis.py",
+    "tests/browser/test_docs_examples.py",
+    "tests/e2e/",
+    "tests/browser/",
+    "tests/security/",
+)
 
 DEV_CLIENTS = {"alice": "alice-secret", "bob": "bob-secret", "auditor": "auditor-secret"}
 
