@@ -1,12 +1,13 @@
-"""The real Apache Kafka cluster of this folder's tests (``helpers.kafka_cluster``): started once per
-test session, on first use; stopped at the end. Its folder (logs and data) is removed when every test
-passed and kept, with its path and each node's last errors printed, when one failed. The start-up time is
-printed in the terminal summary.
+"""The real Apache Kafka cluster of this folder's tests (``helpers.kafka_cluster``): started on first use,
+once for the folder (a package, whose tests run one after another on one pytest-xdist worker); stopped
+after its last test, so that its brokers take no CPU from the rest of the suite. Its folder (logs and
+data) is removed when every test passed and kept, with its path and each node's last errors printed,
+when one failed. The start-up time is printed in the terminal summary.
 
-``purge_service``: the service as in production, once per session: ``kafka-purge serve`` on a loopback
+``purge_service``: the service as in production, once for the folder: ``kafka-purge serve`` on a loopback
 port, on PostgreSQL, with the cluster ``real`` reached over SASL/SCRAM-SHA-512 as the user ``purge``,
 whose Kafka ACLs (created with Kafka's Admin API) allow what the service does and nothing else. Its
-``PURGE_SPARK_CHECKPOINT_ROOTS`` is ``spark_checkpoints``, a folder of the session (Spark pull mode).
+``PURGE_SPARK_CHECKPOINT_ROOTS`` is ``spark_checkpoints``, a folder of its own (Spark pull mode).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from helpers.service_processes import ROOT, Service, service_env, start_service
 STARTED: list[KafkaCluster] = []
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def kafka_cluster(request: pytest.FixtureRequest) -> Iterator[KafkaCluster]:
     folder = Path(tempfile.mkdtemp(prefix="kafka-purge-real-kafka-"))
     cluster = KafkaCluster(folder)
@@ -66,12 +67,12 @@ def summary(failed: bool) -> list[str]:
 session_summary.SOURCES.append(summary)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def spark_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("spark-checkpoints")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def purge_service(kafka_cluster: KafkaCluster, spark_checkpoints: Path) -> Iterator[Service]:
     grant(kafka_cluster, f"User:{SERVICE_USER}", SERVICE_ACLS)
     with service_database() as url:
