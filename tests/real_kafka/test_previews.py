@@ -5,22 +5,42 @@ without it."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from helpers.kafka_cluster import KafkaCluster
 from helpers.real_kafka import log_start_offsets, topic_with_records
-from helpers.real_kafka_specs import Api, by_partition, commit, create_topic, described_lags, produce
+from helpers.real_kafka_specs import (
+    COORDINATOR_MOVING,
+    Api,
+    by_partition,
+    commit,
+    create_topic,
+    described_lags,
+    produce,
+)
 from helpers.service_processes import Service
 
 
 def consumer_commit(cluster: KafkaCluster, group: str, topic: str, offsets: dict[int, int]) -> None:
-    """Offsets committed by a real consumer of ``group`` (assigned, not subscribed: no rebalance)."""
+    """Offsets committed by a real consumer of ``group`` (assigned, not subscribed: no rebalance); asked
+    again while the group's coordinator is still loading or moving, as ``commit`` does."""
     consumer = Consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False})
+    deadline = time.monotonic() + 30
     try:
-        consumer.commit(
-            offsets=[TopicPartition(topic, p, offset) for p, offset in offsets.items()], asynchronous=False
-        )
+        while True:
+            try:
+                consumer.commit(
+                    offsets=[TopicPartition(topic, p, offset) for p, offset in offsets.items()],
+                    asynchronous=False,
+                )
+                return
+            except KafkaException as exc:
+                if exc.args[0].code() not in COORDINATOR_MOVING or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.2)
     finally:
         consumer.close()
 
