@@ -70,12 +70,18 @@ TABLES = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespa
 async def postgresql_database(prefix: str = "purge_test") -> AsyncIterator[str]:
     """A fresh, empty PostgreSQL database; its connections end with the context, the database with the
     session (``drop_left``)."""
-    name = f"{prefix}_{secrets.token_hex(6)}"
-    await _admin(f'CREATE DATABASE "{name}"')
+    name = await create(prefix)
     try:
         yield PG_URL.format(name)
     finally:
         await leave(name)
+
+
+async def create(prefix: str) -> str:
+    """The name of a new, empty PostgreSQL database; ``leave`` it when done."""
+    name = f"{prefix}_{secrets.token_hex(6)}"
+    await _admin(f'CREATE DATABASE "{name}"')
+    return name
 
 
 async def leave(name: str) -> None:

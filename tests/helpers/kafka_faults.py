@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import secrets
 import signal
 import sys
 import time
@@ -16,14 +15,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg
 import httpx
 from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from helpers import databases
 from helpers.kafka_cluster import KafkaCluster
-from helpers.service_processes import PG_ADMIN_DSN, ROOT, Service, spawn, start_service
+from helpers.service_processes import ROOT, Service, spawn, start_service
 
 # A partition's leadership settling after a broker stopped or came back.
 LEADER_MOVING = {
@@ -192,17 +190,8 @@ def _healthy(service: Service) -> bool:
 @contextmanager
 def service_database() -> Iterator[str]:
     """A PostgreSQL database of its own for a service process, dropped at the end of the session."""
-    name = f"purge_real_kafka_{secrets.token_hex(4)}"
-    asyncio.run(_admin_sql(f'CREATE DATABASE "{name}"'))
+    name = asyncio.run(databases.create("purge_real_kafka"))
     try:
-        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+        yield databases.PG_URL.format(name)
     finally:
         asyncio.run(databases.leave(name))
-
-
-async def _admin_sql(statement: str) -> None:
-    connection = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()

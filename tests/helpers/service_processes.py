@@ -27,7 +27,6 @@ from app.audit import verify_chain
 from helpers.databases import postgresql_database
 
 ROOT = Path(__file__).resolve().parents[2]
-PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 CLIENT, SECRET = "alice", "alice-secret"
 
 

@@ -19,7 +19,6 @@ from app.adapters.db.session import read_session, write_transaction
 from app.audit import verify_chain
 from app.worker import Executor
 
-PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 TERMINAL = ("succeeded", "partially_failed", "failed", "cancelled")
 
 

@@ -13,18 +13,17 @@ resource). A 401 must carry a Bearer challenge; every 4xx must be problem+json.
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 import pytest
 import pytest_asyncio
 from fastapi import FastAPI, routing
+from helpers.databases import postgresql_database
 from pydantic import SecretStr
 
 from app.adapters.db.migrate import upgrade
@@ -57,7 +56,6 @@ from security.world import (
 )
 
 IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
-PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 README = Path(__file__).resolve().parents[2] / "README.md"
 Cell = int | str
 H, L = HIDDEN, LISTED
@@ -243,28 +241,15 @@ async def protect(world: World, emulator: Any) -> None:
 
 @asynccontextmanager
 async def database(kind: str, tmp: Path) -> AsyncIterator[str]:
-    """A migrated database of that kind; a PostgreSQL one is dropped afterwards."""
+    """A migrated database of that kind; a PostgreSQL one is dropped at the end of the session."""
     if kind == "sqlite":
         url = f"sqlite+aiosqlite:///{tmp / 'matrix.db'}"
         await upgrade(url)
         yield url
         return
-    name = f"purge_matrix_{secrets.token_hex(6)}"
-    admin = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
-        url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    async with postgresql_database("purge_matrix") as url:
         await upgrade(url)
         yield url
-    finally:
-        admin = await asyncpg.connect(PG_ADMIN_DSN)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=["sqlite", "postgresql"])

@@ -27,9 +27,9 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from helpers.databases import PG_ADMIN_DSN
 from helpers.service_processes import (
     CLIENT,
-    PG_ADMIN_DSN,
     SECRET,
     Database,
     Service,

@@ -11,6 +11,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from helpers.databases import PG_ADMIN_DSN
 from helpers.deletion_rows import new_deletion
 from sqlalchemy import event, text
 from sqlalchemy.exc import DBAPIError
@@ -22,7 +23,6 @@ from app.adapters.db.repositories.deletions import PlannedPartition, create_dele
 from app.adapters.db.session import create_engine, open_connections, read_session, run_read
 from app.domain.ports import TopicPartition
 
-PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 Maker = async_sessionmaker[AsyncSession]
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import asyncpg
 import pytest
+from helpers.databases import PG_ADMIN_DSN
 from helpers.worker import (
-    PG_ADMIN_DSN,
     Target,
     deletion_status,
     drive,
