@@ -20,8 +20,7 @@ from typing import Any
 from aiokafka.protocol.admin import DescribeAclsRequest
 
 from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
-from app.adapters.kafka.errors import error_name
-from app.adapters.kafka.protocol import VersionUnsupported
+from app.adapters.kafka.errors import VersionUnsupported, error_name
 from app.domain.acl import AclBinding, AclValidationError, Operation, PatternType, Permission, ResourceType
 from app.settings import ClusterSettings
 

@@ -14,6 +14,8 @@ to each broker (aiokafka's second connection group), and everything else over th
 Failures come out as ``BrokerFailure`` with the Kafka error name the outcome should carry
 (``NETWORK_EXCEPTION`` for a broker that cannot be reached, ``REQUEST_TIMED_OUT`` for one that does
 not answer in time), or ``VersionUnsupported`` when nothing was sent.
+
+Callers asking for the same read while one is in flight share its answer (``SingleFlight``).
 """
 
 from __future__ import annotations
@@ -22,16 +24,18 @@ import asyncio
 import logging
 import random
 import ssl
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any, Generic, TypeVar
 
 from aiokafka.client import AIOKafkaClient, ConnectionGroup
 from aiokafka.conn import CloseReason
 from aiokafka.errors import IncompatibleBrokerVersion, KafkaError, RequestTimedOutError
 
-from app.adapters.kafka.metadata import Metadata
-from app.adapters.kafka.metadata_codec import TopicMetadataRequest
-from app.adapters.kafka.protocol import VersionUnsupported
+from app.adapters.kafka.codecs.topic_metadata import Metadata, TopicMetadataRequest
+from app.adapters.kafka.errors import VersionUnsupported
+from app.errors import ServiceUnavailable
 from app.settings import ClusterSettings
 
 log = logging.getLogger(__name__)
@@ -39,6 +43,9 @@ log = logging.getLogger(__name__)
 _TRANSPORT_CEILING_MS = 2**31 - 1
 # The connections for requests the broker may hold in its purgatory (DeleteRecords), and for the rest.
 _HELD, _PROMPT = ConnectionGroup.COORDINATION, ConnectionGroup.DEFAULT
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 class BrokerFailure(Exception):
@@ -52,6 +59,42 @@ class BrokerFailure(Exception):
 
 class ClusterUnreachable(Exception):
     """No broker of the cluster answered."""
+
+
+class ReadFailed(Exception):
+    """A fact of the cluster (a topic's, a broker's, a group's) could not be read completely."""
+
+
+@asynccontextmanager
+async def unavailable(cluster: str) -> AsyncIterator[None]:
+    """A cluster that cannot be reached or a fact that cannot be read completely is a
+    ``ServiceUnavailable``: callers never decide on partial data."""
+    try:
+        yield
+    except (ClusterUnreachable, ReadFailed) as exc:
+        raise ServiceUnavailable(f"cluster {cluster!r}: {exc}") from exc
+
+
+class SingleFlight(Generic[K, V]):
+    """Callers asking for ``key`` while a call for it is in flight share that call's answer (or error).
+    A cancelled caller does not cancel the call; once the answer is in, the next caller calls again."""
+
+    def __init__(self) -> None:
+        self.pending: dict[K, asyncio.Future[V]] = {}
+
+    async def run(self, key: K, call: Callable[[], Awaitable[V]]) -> V:
+        pending = self.pending.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(call())
+            self.pending[key] = pending
+            pending.add_done_callback(partial(self._settled, key))
+        return await asyncio.shield(pending)
+
+    def _settled(self, key: K, done: asyncio.Future[V]) -> None:
+        if self.pending.get(key) is done:
+            del self.pending[key]
+        if not done.cancelled():
+            done.exception()  # retrieved here too: every waiter may have been cancelled meanwhile
 
 
 def _ssl_context(settings: ClusterSettings) -> ssl.SSLContext | None:

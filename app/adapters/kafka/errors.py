@@ -56,6 +56,11 @@ def error_name(code: int) -> str:
     return ERROR_NAMES.get(code, "UNKNOWN_SERVER_ERROR")
 
 
+class VersionUnsupported(Exception):
+    """The broker cannot take the request version needed (for DeleteRecords: the one LeaderOnly needs);
+    nothing was sent."""
+
+
 @dataclass(frozen=True)
 class Retry:
     """Try again later. ``refresh_metadata``: look the leader up again first (Kafka's

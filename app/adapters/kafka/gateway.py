@@ -2,8 +2,9 @@
 
 Batching follows Kafka's Admin client: metadata for the requested topics, partitions grouped by leader,
 one request per leader carrying all of that leader's partitions, leaders in parallel, and every
-partition's result read from the response (``deleting.py``). A leader that fails affects only its own
-partitions: each gets an outcome, nothing is raised.
+partition's result read from the response (``leaders.py``). A leader that fails affects only its own
+partitions: each gets an outcome, nothing is raised. Consumer groups (``groups.py``), topic facts
+(``topics.py``) and record timestamps (``sampling.py``) are mixed in.
 """
 
 from __future__ import annotations
@@ -15,20 +16,19 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from functools import partial
 
-from app.adapters.kafka.client import ClusterClient, ClusterUnreachable
-from app.adapters.kafka.deleting import delete_on_leaders, outcomes_of
-from app.adapters.kafka.inspection import ClusterInspection
-from app.adapters.kafka.leader_offsets import judge_out_of_range, offsets_on_leaders, out_of_range
-from app.adapters.kafka.metadata import (
-    EARLIEST,
-    LATEST,
-    READ_COMMITTED,
-    READ_UNCOMMITTED,
-    Metadata,
-    TopicMetadata,
+from app.adapters.kafka.client import ClusterClient, ClusterUnreachable, SingleFlight
+from app.adapters.kafka.codecs.list_offsets import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED
+from app.adapters.kafka.codecs.topic_metadata import Metadata, TopicMetadata
+from app.adapters.kafka.groups import ConsumerGroups
+from app.adapters.kafka.leaders import (
+    delete_on_leaders,
+    judge_out_of_range,
+    offsets_on_leaders,
+    out_of_range,
+    outcomes_of,
 )
-from app.adapters.kafka.recent import RecentTopics, SingleFlight
-from app.adapters.kafka.topic_listing import TopicListing
+from app.adapters.kafka.sampling import RecordSampling
+from app.adapters.kafka.topics import RecentTopics, TopicFacts
 from app.domain.ports import PartitionOutcome, TopicPartition
 from app.errors import ClusterNotFound, ServiceUnavailable
 from app.settings import ClusterSettings
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 PING_TIMEOUT_S = 5.0
 
 
-class KafkaClusters(ClusterInspection, TopicListing):
+class KafkaClusters(ConsumerGroups, TopicFacts, RecordSampling):
     """One lazily started aiokafka client per configured cluster."""
 
     def __init__(self, clusters: Mapping[str, ClusterSettings]) -> None:
@@ -100,7 +100,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
 
     async def _recent_topics(self, cluster: str, topics: Sequence[str]) -> dict[str, TopicMetadata]:
         """The topics' metadata, from an answer at most ``metadata_max_age_ms`` old when every topic is in
-        one (see ``recent.py`` for when that is safe), else fresh. Topics that do not exist are absent."""
+        one (see ``topics.py`` for when that is safe), else fresh. Topics that do not exist are absent."""
         if cluster not in self._settings:
             raise ClusterNotFound(f"Unknown cluster {cluster!r}")
         known = self._recent[cluster].metadata(topics)
@@ -268,7 +268,7 @@ class KafkaClusters(ClusterInspection, TopicListing):
     ) -> dict[TopicPartition, PartitionOutcome]:
         """An OFFSET_OUT_OF_RANGE may come from a new leader whose high watermark still lags the old
         leader's, which the offset was resolved from: the leader is asked for its HW on fresh metadata and
-        the answer judged (``leader_offsets.judge_out_of_range``)."""
+        the answer judged (``leaders.judge_out_of_range``)."""
         refused = out_of_range(answer)
         if not refused:
             return answer

@@ -4,6 +4,10 @@ A broker lists only the groups it coordinates, so listing asks every broker (as 
 does). Describing and fetching committed offsets go to each group's coordinator; while a coordinator is
 loading or moving, the call is retried a few times with a fresh FindCoordinator. Any other failure
 raises ``GroupQueryFailed``: a preview or guard must never be computed from partial group data.
+
+``ConsumerGroups``, mixed into ``KafkaClusters``, is the consumer-group part of the ``KafkaGateway``
+(listing, describing, committed offsets: a deletion's check of unconsumed records reads them); a cluster
+that cannot be reached or a group query that fails is a ``ServiceUnavailable``.
 """
 
 from __future__ import annotations
@@ -11,24 +15,23 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from aiokafka.protocol.admin import ListGroupsRequest
 from aiokafka.protocol.coordination import FindCoordinatorRequest
 
-from app.adapters.kafka.client import BrokerFailure, ClusterClient
-from app.adapters.kafka.consumer_protocol import assigned_partitions, subscribed_topics
-from app.adapters.kafka.errors import error_name
-from app.adapters.kafka.groups_codec import (
+from app.adapters.kafka.client import BrokerFailure, ClusterClient, ReadFailed, SingleFlight, unavailable
+from app.adapters.kafka.codecs.describe_groups import DescribeGroupsBatch, group_member
+from app.adapters.kafka.codecs.offset_fetch import (
     CommittedOffsetsRequest,
-    DescribeGroupsBatch,
     GroupsOffsetsRequest,
     OffsetFetchAnswer,
     read_groups_offsets,
     read_offset_fetch,
 )
-from app.adapters.kafka.protocol import VersionUnsupported
-from app.domain.ports import GroupInfo, GroupMember, TopicPartition
+from app.adapters.kafka.codecs.topic_metadata import Metadata
+from app.adapters.kafka.errors import VersionUnsupported, error_name
+from app.domain.ports import GroupInfo, TopicPartition
 from app.domain.positions import Positions
 
 RETRIABLE = frozenset({"COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR"})
@@ -39,7 +42,7 @@ _GROUP_KEY = 0
 T = TypeVar("T")
 
 
-class GroupQueryFailed(Exception):
+class GroupQueryFailed(ReadFailed):
     """Group data could not be read completely."""
 
 
@@ -108,17 +111,6 @@ async def list_groups(client: ClusterClient, brokers: Sequence[int]) -> list[str
     return sorted(groups)
 
 
-def _member(entry: Any) -> GroupMember:
-    member_id, client_id, client_host, metadata, assignment = entry[:5]
-    return GroupMember(
-        member_id=str(member_id),
-        client_id=str(client_id),
-        client_host=str(client_host),
-        subscribed_topics=subscribed_topics(bytes(metadata or b"")),
-        assigned=assigned_partitions(bytes(assignment or b"")),
-    )
-
-
 async def describe_group(client: ClusterClient, brokers: Sequence[int], group: str) -> GroupInfo:
     async def call(node: int) -> GroupInfo:
         response = await _send(client, node, DescribeGroupsBatch([group]))
@@ -138,7 +130,7 @@ def _described(entry: Any) -> GroupInfo | None:
         return None
     if error != "NONE":
         raise GroupQueryFailed(f"DescribeGroups for group {group_id!r}: {error}")
-    return GroupInfo(str(group_id), str(state), str(protocol_type), tuple(_member(m) for m in members))
+    return GroupInfo(str(group_id), str(state), str(protocol_type), tuple(group_member(m) for m in members))
 
 
 async def _coordinator_or_none(client: ClusterClient, brokers: Sequence[int], group: str) -> int | None:
@@ -274,3 +266,42 @@ async def committed_offsets_of_groups(
     singles = await asyncio.gather(*(committed_offsets(client, brokers, g, partitions) for g in again))
     found.update(zip(again, singles, strict=True))
     return {group: found[group] for group in groups}
+
+
+class _Clusters(Protocol):
+    """What ``ConsumerGroups`` needs of ``KafkaClusters``."""
+
+    _shared_groups: SingleFlight[str, list[str]]
+
+    async def _metadata(self, cluster: str, topics: Sequence[str]) -> tuple[ClusterClient, Metadata]: ...
+
+    async def _client(self, cluster: str) -> ClusterClient: ...
+
+
+class ConsumerGroups:
+    async def list_groups(self: _Clusters, cluster: str) -> list[str]:
+        """Callers asking while a listing is in flight share it: its ListGroups were sent at most one
+        round trip before they asked (no answer is kept once it is in)."""
+
+        async def listing() -> list[str]:
+            async with unavailable(cluster):
+                client, metadata = await self._metadata(cluster, [])
+                return await list_groups(client, metadata.brokers)
+
+        return await self._shared_groups.run(cluster, listing)
+
+    # Describing groups and reading their offsets goes to each group's coordinator; FindCoordinator may be
+    # asked of any broker, so the client's brokers serve and no Metadata is needed.
+    async def describe_groups(self: _Clusters, cluster: str, groups: Sequence[str]) -> dict[str, GroupInfo]:
+        async with unavailable(cluster):
+            client = await self._client(cluster)
+            return await describe_groups(client, client.nodes(), groups)
+
+    async def committed_offsets(
+        self: _Clusters, cluster: str, groups: Sequence[str], partitions: Sequence[TopicPartition]
+    ) -> dict[str, Mapping[TopicPartition, int]]:
+        if not groups or not partitions:
+            return {group: {} for group in groups}
+        async with unavailable(cluster):
+            client = await self._client(cluster)
+            return await committed_offsets_of_groups(client, client.nodes(), groups, partitions)

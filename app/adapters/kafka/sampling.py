@@ -2,22 +2,25 @@
 out-of-order timestamps near a time-based cut. One Fetch per leader with all of its partitions.
 
 Fetch needs READ on the topic, which the service's principal needs for nothing else: a partition whose
-leader refuses it (TOPIC_AUTHORIZATION_FAILED) is left out, and its check is null in the preview."""
+leader refuses it (TOPIC_AUTHORIZATION_FAILED) is left out, and its check is null in the preview.
+
+``RecordSampling`` is mixed into ``KafkaClusters`` (it only needs that class's ``_metadata``)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.record.memory_records import MemoryRecords
 
-from app.adapters.kafka.client import ClusterClient
+from app.adapters.kafka.client import ClusterClient, unavailable
+from app.adapters.kafka.codecs.topic_metadata import Metadata
 from app.adapters.kafka.errors import error_name
-from app.adapters.kafka.metadata import Metadata, route
-from app.adapters.kafka.topic_info import TopicQueryFailed, send_or_fail
+from app.adapters.kafka.leaders import route
+from app.adapters.kafka.topics import TopicQueryFailed, send_or_fail
 from app.domain.ports import TopicPartition
 
 PARTITION_MAX_BYTES = 64 * 1024
@@ -73,3 +76,18 @@ async def record_timestamps(
         )
     )
     return {tp: found for answer in answers for tp, found in answer.items()}
+
+
+class _Clusters(Protocol):
+    async def _metadata(self, cluster: str, topics: Sequence[str]) -> tuple[ClusterClient, Metadata]: ...
+
+
+class RecordSampling:
+    async def record_timestamps(
+        self: _Clusters, cluster: str, starts: Mapping[TopicPartition, int], *, limit: int
+    ) -> dict[TopicPartition, list[tuple[int, int]]]:
+        if not starts:
+            return {}
+        async with unavailable(cluster):
+            client, metadata = await self._metadata(cluster, [tp.topic for tp in starts])
+            return await record_timestamps(client, metadata, starts, limit)

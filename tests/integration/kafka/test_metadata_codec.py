@@ -8,8 +8,13 @@ import io
 import pytest
 from aiokafka.protocol.metadata import MetadataRequest
 
-from app.adapters.kafka.metadata import Metadata, PartitionMetadata, TopicMetadata
-from app.adapters.kafka.metadata_codec import TopicMetadataRequest, decode_metadata
+from app.adapters.kafka.codecs.topic_metadata import (
+    Metadata,
+    PartitionMetadata,
+    TopicMetadata,
+    TopicMetadataRequest,
+    decode_metadata,
+)
 from kafka_emulator.protocol import messages
 
 BODY = {

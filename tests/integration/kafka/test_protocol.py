@@ -10,14 +10,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.adapters.kafka.errors import ERROR_NAMES, Retry, Terminal, classify, describe, error_name
-from app.adapters.kafka.protocol import (
+from app.adapters.kafka.codecs.delete_records import (
     DeleteRecordsRequest,
-    VersionUnsupported,
     build_struct,
     choose_version,
+    decode_delete_records,
+    read_response,
 )
-from app.adapters.kafka.responses import decode_delete_records, read_response
+from app.adapters.kafka.errors import (
+    ERROR_NAMES,
+    Retry,
+    Terminal,
+    VersionUnsupported,
+    classify,
+    describe,
+    error_name,
+)
 from app.domain.ports import TopicPartition
 from kafka_emulator.protocol import messages
 

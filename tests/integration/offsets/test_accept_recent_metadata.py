@@ -1,4 +1,4 @@
-"""Accepting with recent topic metadata and configs (``app.adapters.kafka.recent``): what the cluster
+"""Accepting with recent topic metadata and configs (``app.adapters.kafka.topics``): what the cluster
 changed since it last answered is either seen at once (a refusal is always checked against a fresh
 answer) or failed cleanly by the broker at send time. The consumer-group listing is never reused.
 

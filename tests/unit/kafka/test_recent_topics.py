@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from app.adapters.kafka.metadata import Metadata, PartitionMetadata, TopicMetadata
-from app.adapters.kafka.recent import RecentTopics
+from app.adapters.kafka.codecs.topic_metadata import Metadata, PartitionMetadata, TopicMetadata
+from app.adapters.kafka.topics import RecentTopics
 
 POLICY = ["cleanup.policy"]
 

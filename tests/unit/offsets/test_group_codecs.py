@@ -6,8 +6,12 @@ import struct
 
 import pytest
 
-from app.adapters.kafka.consumer_protocol import assigned_partitions, subscribed_topics
-from app.adapters.kafka.groups_codec import decode_offset_fetch, decode_offset_fetch_v8, offset_fetch_v8_body
+from app.adapters.kafka.codecs.consumer_protocol import assigned_partitions, subscribed_topics
+from app.adapters.kafka.codecs.offset_fetch import (
+    decode_offset_fetch,
+    decode_offset_fetch_v8,
+    offset_fetch_v8_body,
+)
 from app.domain.ports import TopicPartition
 
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from aiokafka.protocol.offset import OffsetRequest
 
-from app.adapters.kafka.list_offsets import ListOffsetsRequest, decode_list_offsets
-from app.adapters.kafka.metadata import read_list_offsets
+from app.adapters.kafka.codecs.list_offsets import ListOffsetsRequest, decode_list_offsets, read_list_offsets
 from app.domain.ports import TopicPartition
 from kafka_emulator.protocol import messages
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.adapters.kafka.groups_codec import decode_offset_fetch_v8
+from app.adapters.kafka.codecs.offset_fetch import decode_offset_fetch_v8
 from kafka_emulator.protocol import messages
 
 OFFSET_FETCH = 9

@@ -6,11 +6,16 @@ offsets asks every leader for its high watermarks. aiokafka's generic codec writ
 field at a time (about 10 ms to encode 10,000 entries, ~0.1 s to decode a preview's). Here each
 topic's entries (fixed size) are written and read with one ``struct`` call each: the same bytes,
 column tuples out.
+
+``list_offsets_request`` builds one leader's request from partitions; ``read_list_offsets`` reads every
+partition of its answer as (error name, offset).
 """
 
 from __future__ import annotations
 
 import struct
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from io import BytesIO
@@ -19,7 +24,14 @@ from typing import Any
 
 from aiokafka.protocol.offset import OffsetRequest
 
+from app.adapters.kafka.errors import error_name
+from app.domain.ports import TopicPartition
+
 LIST_OFFSETS_KEY = 2
+LATEST = -1
+EARLIEST = -2
+_CONSUMER_REPLICA_ID = -1
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # ListOffsets' isolation levels
 _INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -133,3 +145,31 @@ def read_answer(response: object) -> ListOffsetsAnswer:
     if not isinstance(response, ListOffsetsAnswer):
         raise TypeError(f"expected a decoded ListOffsets answer, got {type(response).__name__}")
     return response
+
+
+def list_offsets_request(
+    partitions: Iterable[TopicPartition], timestamp: int, isolation: int = READ_UNCOMMITTED
+) -> Any:
+    """ListOffsets for one broker; LATEST answers the high watermark (read_uncommitted) or the last
+    stable offset (read_committed: the first offset of the oldest open transaction), EARLIEST the log
+    start offset."""
+    by_topic: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for tp in partitions:
+        by_topic[tp.topic].append((tp.partition, timestamp))
+    topics = [(name, sorted(parts)) for name, parts in sorted(by_topic.items())]
+    return ListOffsetsRequest(_CONSUMER_REPLICA_ID, isolation, topics)
+
+
+def read_list_offsets(response: Any) -> dict[TopicPartition, tuple[str, int]]:
+    """Every partition of a ListOffsets response: (error name, offset)."""
+    results: dict[TopicPartition, tuple[str, int]] = {}
+    names: dict[int, str] = {}
+    for topic, parts in read_answer(response).topics.items():
+        for indexes, errors, offsets in parts:
+            for code in set(errors) - names.keys():
+                names[code] = error_name(code)
+            results.update(
+                (TopicPartition(topic, index), (names[code], offset))
+                for index, code, offset in zip(indexes, errors, offsets, strict=True)
+            )
+    return results

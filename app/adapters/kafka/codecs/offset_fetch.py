@@ -1,11 +1,10 @@
-"""Group requests with this service's own response handling.
+"""OffsetFetch (API key 9) with this service's own response handling.
 
-- ``OffsetFetch`` v1-v3: answers for 10,000 partitions are decoded with precompiled ``struct`` formats
-  straight into ``OffsetFetchAnswer`` (aiokafka's generic decoder costs about 0.17 s per such answer,
-  and a preview asks once per consumer group).
-- ``DescribeGroups`` v0-v3: aiokafka's v3 request names the v2 response, which lacks
-  ``AuthorizedOperations``; with one group the 4 extra bytes go unnoticed, with several groups every
-  group after the first is misread. The v3 struct here decodes the v3 response.
+- v1-v3: answers for 10,000 partitions are decoded with precompiled ``struct`` formats straight into
+  ``OffsetFetchAnswer`` (aiokafka's generic decoder costs about 0.17 s per such answer, and a preview
+  asks once per consumer group).
+- v8 (KIP-709): several groups of one coordinator in one request; the partition list, the same for
+  every group, is encoded once.
 """
 
 from __future__ import annotations
@@ -16,49 +15,15 @@ from functools import lru_cache
 from io import BytesIO
 from typing import Any
 
-from aiokafka.protocol.admin import (
-    DescribeGroupsRequest_v0,
-    DescribeGroupsRequest_v1,
-    DescribeGroupsRequest_v2,
-    DescribeGroupsRequest_v3,
-    DescribeGroupsResponse_v3,
-)
 from aiokafka.protocol.api import Request, RequestStruct
 from aiokafka.protocol.commit import OffsetFetchRequest_v1, OffsetFetchRequest_v2, OffsetFetchRequest_v3
 from aiokafka.protocol.types import Schema
 
-from app.adapters.kafka.wire import INT16, INT32, WireReader, uvarint
+from app.adapters.kafka.codecs.wire import INT16, INT32, WireReader, uvarint
 
 OFFSET_FETCH_KEY = 9
-DESCRIBE_GROUPS_KEY = 15
 _PARTITION_HEAD = struct.Struct(">iq")  # PartitionIndex, CommittedOffset
 _PARTITION_TAIL = INT16  # ErrorCode (after the metadata string)
-
-
-class DescribeGroupsRequestV3(RequestStruct):  # type: ignore[misc]
-    API_KEY = DESCRIBE_GROUPS_KEY
-    API_VERSION = 3
-    RESPONSE_TYPE = DescribeGroupsResponse_v3
-    SCHEMA = DescribeGroupsRequest_v3.SCHEMA
-
-
-_DescribeGroupsStruct = (
-    DescribeGroupsRequest_v0 | DescribeGroupsRequest_v1 | DescribeGroupsRequest_v2 | DescribeGroupsRequestV3
-)
-
-
-class DescribeGroupsBatch(Request[_DescribeGroupsStruct]):  # type: ignore[misc]
-    """DescribeGroups for several groups of one coordinator."""
-
-    API_KEY = DESCRIBE_GROUPS_KEY
-
-    def __init__(self, groups: list[str]) -> None:
-        self.groups = groups
-
-    def build(self, request_struct_class: Any) -> Any:
-        if request_struct_class.API_VERSION >= 3:
-            return request_struct_class(self.groups, False)
-        return request_struct_class(self.groups)
 
 
 # One topic of an answer: partition indexes, committed offsets, error codes (same order)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from app.adapters.kafka.wire import WireReader
+from app.adapters.kafka.codecs.wire import WireReader
 from app.domain.ports import TopicPartition
 
 
