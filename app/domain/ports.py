@@ -29,7 +29,7 @@ class PartitionOutcome:
     client-side condition such as ``UNSUPPORTED_VERSION`` (LeaderOnly against a broker below v3) or
     ``NETWORK_EXCEPTION`` (the leader could not be reached). ``leader_log_start_offset`` is -1 when the
     broker answered with DeleteRecords v2 or older. ``message`` adds specifics (which broker, what was
-    missing) to what ``app.adapters.kafka.errors.describe(error)`` says; None when there is nothing to add.
+    missing) to what ``app.adapters.kafka.error_codes.describe(error)`` says; None if there is nothing to add.
     """
 
     error: str

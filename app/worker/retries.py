@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
-from app.adapters.kafka.errors import classify, describe
+from app.adapters.kafka.error_codes import classify, describe
 from app.domain.deletions import PartitionStatus
 from app.domain.ports import PartitionOutcome
 from app.settings import WorkerSettings

@@ -3,7 +3,7 @@
 Batching follows Kafka's Admin client: metadata for the requested topics, partitions grouped by leader,
 one request per leader carrying all of that leader's partitions, leaders in parallel, and every
 partition's result read from the response (``leaders.py``). A leader that fails affects only its own
-partitions: each gets an outcome, nothing is raised. Consumer groups (``groups.py``), topic facts
+partitions: each gets an outcome, nothing is raised. Consumer groups (``group_queries.py``), topic facts
 (``topics.py``) and record timestamps (``sampling.py``) are mixed in.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from functools import partial
 
-from app.adapters.kafka.client import ClusterClient, ClusterUnreachable, SingleFlight
+from app.adapters.kafka.cluster_client import ClusterClient, ClusterUnreachable, SingleFlight
 from app.adapters.kafka.codecs.list_offsets import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED
 from app.adapters.kafka.codecs.topic_metadata import Metadata, TopicMetadata
-from app.adapters.kafka.groups import ConsumerGroups
+from app.adapters.kafka.group_queries import ConsumerGroups
 from app.adapters.kafka.leaders import (
     delete_on_leaders,
     judge_out_of_range,

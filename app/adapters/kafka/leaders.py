@@ -25,11 +25,11 @@ import logging
 from collections import defaultdict
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 
-from app.adapters.kafka.client import BrokerFailure, ClusterClient
+from app.adapters.kafka.cluster_client import BrokerFailure, ClusterClient
 from app.adapters.kafka.codecs.delete_records import DeleteRecordsAnswer, DeleteRecordsRequest, read_response
 from app.adapters.kafka.codecs.list_offsets import READ_UNCOMMITTED, list_offsets_request, read_list_offsets
 from app.adapters.kafka.codecs.topic_metadata import Metadata
-from app.adapters.kafka.errors import ERROR_NAMES, Retry, VersionUnsupported, classify, error_name
+from app.adapters.kafka.error_codes import ERROR_NAMES, Retry, VersionUnsupported, classify, error_name
 from app.domain.ports import PartitionOutcome, TopicPartition
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,9 @@ from typing import Any, Protocol
 from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.record.memory_records import MemoryRecords
 
-from app.adapters.kafka.client import ClusterClient, unavailable
+from app.adapters.kafka.cluster_client import ClusterClient, unavailable
 from app.adapters.kafka.codecs.topic_metadata import Metadata
-from app.adapters.kafka.errors import error_name
+from app.adapters.kafka.error_codes import error_name
 from app.adapters.kafka.leaders import route
 from app.adapters.kafka.topics import TopicQueryFailed, send_or_fail
 from app.domain.ports import TopicPartition

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from aiokafka.protocol.admin import ApiVersionRequest, DescribeConfigsRequest
 from aiokafka.protocol.offset import OffsetRequest
 
-from app.adapters.kafka.client import (
+from app.adapters.kafka.cluster_client import (
     BrokerFailure,
     ClusterClient,
     ClusterUnreachable,
@@ -43,7 +43,7 @@ from app.adapters.kafka.client import (
 )
 from app.adapters.kafka.codecs.delete_records import DELETE_RECORDS_KEY
 from app.adapters.kafka.codecs.topic_metadata import AllTopicsMetadataRequest, Metadata, TopicMetadata
-from app.adapters.kafka.errors import VersionUnsupported, error_name
+from app.adapters.kafka.error_codes import VersionUnsupported, error_name
 from app.adapters.kafka.leaders import route
 from app.domain.ports import PartitionPlacement, TimeOffset, TopicLayout, TopicPartition
 from app.errors import ServiceUnavailable

@@ -11,7 +11,7 @@ from helpers.kafka_gateway import CLUSTER, delete_records, leader_of, log_start_
 from helpers.kafka_timing import KAFKA_FETCH_WAIT_MS
 
 from app.adapters.kafka import KafkaClusters
-from app.adapters.kafka.errors import classify, describe
+from app.adapters.kafka.error_codes import classify, describe
 from app.domain.ports import TopicPartition
 
 TP = TopicPartition

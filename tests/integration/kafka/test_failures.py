@@ -21,7 +21,7 @@ from pydantic import SecretStr
 
 from app.adapters.kafka import KafkaClusters
 from app.adapters.kafka import gateway as gateway_module
-from app.adapters.kafka.errors import Retry, classify
+from app.adapters.kafka.error_codes import Retry, classify
 from app.domain.ports import TopicPartition
 from app.errors import NotFound, ServiceUnavailable
 from app.settings import ClusterSettings

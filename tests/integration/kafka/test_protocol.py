@@ -17,7 +17,7 @@ from app.adapters.kafka.codecs.delete_records import (
     decode_delete_records,
     read_response,
 )
-from app.adapters.kafka.errors import (
+from app.adapters.kafka.error_codes import (
     ERROR_NAMES,
     Retry,
     Terminal,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from aiokafka.protocol.admin import DescribeAclsResponse_v0, DescribeAclsResponse_v1
 
-from app.adapters.kafka.acls import AclReadFailed, describe_all_request, read_bindings
+from app.adapters.kafka.cluster_acls import AclReadFailed, describe_all_request, read_bindings
 from app.auth.acl_sources import KafkaAclSource
 from app.domain.acl import AclBinding, Operation, PatternType, Permission, ResourceType
 from app.errors import ServiceUnavailable

@@ -47,7 +47,7 @@ from aiokafka.protocol.types import (
 )
 
 from app.adapters.kafka.codecs.wire import INT16, INT32, WireReader, uvarint
-from app.adapters.kafka.errors import VersionUnsupported
+from app.adapters.kafka.error_codes import VersionUnsupported
 from app.domain.ports import TopicPartition
 
 DELETE_RECORDS_KEY = 21

@@ -24,7 +24,7 @@ from typing import Any
 
 from aiokafka.protocol.offset import OffsetRequest
 
-from app.adapters.kafka.errors import error_name
+from app.adapters.kafka.error_codes import error_name
 from app.domain.ports import TopicPartition
 
 LIST_OFFSETS_KEY = 2

@@ -21,7 +21,7 @@ from aiokafka.protocol.api import Request, RequestStruct
 from aiokafka.protocol.metadata import MetadataRequest_v1, MetadataRequest_v4
 
 from app.adapters.kafka.codecs.wire import INT32, WireReader
-from app.adapters.kafka.errors import error_name
+from app.adapters.kafka.error_codes import error_name
 
 METADATA_KEY = 3
 _PARTITION_HEAD = struct.Struct(">hiii")  # ErrorCode, PartitionIndex, LeaderId, len(ReplicaNodes)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 # Values from Kafka's Errors.java: the codes DeleteRecords, ListOffsets, Metadata, ApiVersions and SASL
 # can produce, and the group coordinator errors FindCoordinator, DescribeGroups and OffsetFetch are
-# retried on (``groups.py``).
+# retried on (``group_queries.py``).
 ERROR_NAMES: dict[int, str] = {
     -1: "UNKNOWN_SERVER_ERROR",
     0: "NONE",

@@ -34,7 +34,7 @@ from aiokafka.conn import CloseReason
 from aiokafka.errors import IncompatibleBrokerVersion, KafkaError, RequestTimedOutError
 
 from app.adapters.kafka.codecs.topic_metadata import Metadata, TopicMetadataRequest
-from app.adapters.kafka.errors import VersionUnsupported
+from app.adapters.kafka.error_codes import VersionUnsupported
 from app.errors import ServiceUnavailable
 from app.settings import ClusterSettings
 
@@ -111,8 +111,8 @@ class ClusterClient:
         self.settings = settings
         self._client: Any = None
         self._preferred_node: Any = None
-        # The coordinator last found for each consumer group (``groups.py``), kept until a request to it
-        # fails, as Kafka's clients do.
+        # The coordinator last found for each consumer group (``group_queries.py``), kept until a request
+        # to it fails, as Kafka's clients do.
         self.coordinators: dict[str, int] = {}
 
     @property

@@ -20,7 +20,13 @@ from typing import Any, Protocol, TypeVar
 from aiokafka.protocol.admin import ListGroupsRequest
 from aiokafka.protocol.coordination import FindCoordinatorRequest
 
-from app.adapters.kafka.client import BrokerFailure, ClusterClient, ReadFailed, SingleFlight, unavailable
+from app.adapters.kafka.cluster_client import (
+    BrokerFailure,
+    ClusterClient,
+    ReadFailed,
+    SingleFlight,
+    unavailable,
+)
 from app.adapters.kafka.codecs.describe_groups import DescribeGroupsBatch, group_member
 from app.adapters.kafka.codecs.offset_fetch import (
     CommittedOffsetsRequest,
@@ -30,7 +36,7 @@ from app.adapters.kafka.codecs.offset_fetch import (
     read_offset_fetch,
 )
 from app.adapters.kafka.codecs.topic_metadata import Metadata
-from app.adapters.kafka.errors import VersionUnsupported, error_name
+from app.adapters.kafka.error_codes import VersionUnsupported, error_name
 from app.domain.ports import GroupInfo, TopicPartition
 from app.domain.positions import Positions
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from aiokafka.protocol.admin import DescribeAclsRequest
 
-from app.adapters.kafka.client import BrokerFailure, ClusterClient, ClusterUnreachable
-from app.adapters.kafka.errors import VersionUnsupported, error_name
+from app.adapters.kafka.cluster_client import BrokerFailure, ClusterClient, ClusterUnreachable
+from app.adapters.kafka.error_codes import VersionUnsupported, error_name
 from app.domain.acl import AclBinding, AclValidationError, Operation, PatternType, Permission, ResourceType
 from app.settings import ClusterSettings
 
