@@ -4,10 +4,8 @@ A broker lists only the groups it coordinates, so listing asks every broker (as 
 does). Describing and fetching committed offsets go to each group's coordinator; while a coordinator is
 loading or moving, the call is retried a few times with a fresh FindCoordinator. Any other failure
 raises ``GroupQueryFailed``: a preview or guard must never be computed from partial group data.
-
-``ConsumerGroups``, mixed into ``KafkaClusters``, is the consumer-group part of the ``KafkaGateway``
-(listing, describing, committed offsets: a deletion's check of unconsumed records reads them); a cluster
-that cannot be reached or a group query that fails is a ``ServiceUnavailable``.
+``ConsumerGroups``, mixed into ``KafkaClusters``, is that part of the ``KafkaGateway`` (a deletion's check
+of unconsumed records lists the groups and reads their committed offsets).
 """
 
 from __future__ import annotations
@@ -275,8 +273,6 @@ async def committed_offsets_of_groups(
 
 
 class _Clusters(Protocol):
-    """What ``ConsumerGroups`` needs of ``KafkaClusters``."""
-
     _shared_groups: SingleFlight[str, list[str]]
 
     async def _metadata(self, cluster: str, topics: Sequence[str]) -> tuple[ClusterClient, Metadata]: ...

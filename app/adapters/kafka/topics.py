@@ -1,6 +1,5 @@
-"""What the service reads about a cluster's topics, and the answers it may share or reuse.
-
-Accepting a deletion may use topic metadata and configs answered a moment ago (``RecentTopics``).
+"""What the service reads about a cluster's topics, and the recent answers it may reuse
+(``RecentTopics``: accepting a deletion may use topic metadata and configs answered a moment ago).
 
 What accepting reads from a recent answer, and why that is safe: that each named partition exists, and
 each topic's ``cleanup.policy``. Both are looked up fresh whenever the recent answer would refuse the
@@ -18,9 +17,9 @@ concrete offset is harmless). What each named partition and policy is, is taken 
 asks its leaders while the fresh metadata it reads for its checks is still on its way, instead of after.
 
 ``TopicFacts``, mixed into ``KafkaClusters``, is the read-only part of the ``KafkaGateway`` about topics
-and brokers beyond offsets: ListOffsets by timestamp, layouts, DescribeConfigs, the topic list, record
-timestamps (``sampling.py``), each broker's DeleteRecords versions. A cluster that cannot be reached or a
-fact that cannot be read completely is a ``ServiceUnavailable``: callers never decide on partial data.
+and brokers beyond offsets: ListOffsets by timestamp, layouts, DescribeConfigs, the topic list, each
+broker's DeleteRecords versions. A cluster that cannot be reached or a fact that cannot be read
+completely is a ``ServiceUnavailable``: callers never decide on partial data.
 """
 
 from __future__ import annotations
@@ -216,8 +215,6 @@ async def delete_records_versions(client: ClusterClient, brokers: Sequence[int])
 
 
 class _Clusters(Protocol):
-    """What ``TopicFacts`` needs of ``KafkaClusters``."""
-
     _recent: Mapping[str, RecentTopics]
 
     async def _metadata(self, cluster: str, topics: Sequence[str]) -> tuple[ClusterClient, Metadata]: ...

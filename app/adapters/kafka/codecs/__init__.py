@@ -1,5 +1,5 @@
-"""This service's own Kafka codecs, one module per API, each beside aiokafka's protocol where aiokafka's
-does not serve; every module's docstring gives the figure or the defect that justifies it.
+"""This service's own Kafka codecs, one module per API, used where aiokafka's protocol does not serve;
+each codec's docstring gives the figure or the defect that justifies it.
 
 - ``delete_records``: DeleteRecords v0-v3 (aiokafka lacks v3 and LeaderOnly; the hand-packed body takes
   a tenth of the 4-9 ms aiokafka's encoder needs per 3,333 partitions).
