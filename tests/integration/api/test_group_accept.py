@@ -21,12 +21,15 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.adapters.db.models import AuditEvent
+from app.adapters.db.approval_models import ApprovalRequest
+from app.adapters.db.models import AuditEvent, Deletion
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.adapters.db.session import read_session
 from app.audit import NewEvent, verify_chain
+from app.audit.events import Actor
+from app.domain.approvals import Requirement, RuleSnapshot
 from app.domain.ports import TopicPartition
-from app.services.deletions.group_commit import AcceptBatcher, Accepted, KeyTaken
+from app.services.deletions.group_commit import AcceptBatcher, Accepted, Hold, KeyTaken
 
 Maker = async_sessionmaker[AsyncSession]
 PARTITIONS = 24
@@ -166,6 +169,26 @@ async def test_one_transaction_stores_all_that_wait_and_checks_keys_within_it(se
     assert [type(r) for r in await store_together(batcher, [later])] == [KeyTaken]
     assert later.deletion.id not in await count_events(sessionmaker, "deletion.requested")
     assert await chain_ok(sessionmaker) == 2
+    await batcher.close()
+
+
+async def test_a_protected_deletion_is_held_in_the_transaction_it_shares(sessionmaker: Maker) -> None:
+    batcher = AcceptBatcher(sessionmaker, None, max_partitions=100)
+    need = Requirement((RuleSnapshot("pii", ("Group:officers",), 1),), 1, 3600)
+    held = replace(accepted("orders", 1), hold=Hold(need, {"partitions": []}, Actor("User:alice")))
+    items = [accepted("orders", 0), held, accepted("orders", 2)]
+    transactions = sample(TRANSACTIONS)
+    assert await store_together(batcher, items) == [None] * 3
+    assert sample(TRANSACTIONS) - transactions == 1
+    async with read_session(sessionmaker) as session:
+        statuses = {d.id: d.status for d in (await session.execute(select(Deletion))).scalars()}
+        requests = [r.subject_id for r in (await session.execute(select(ApprovalRequest))).scalars()]
+    assert [statuses[item.deletion.id] for item in items] == ["pending", "awaiting_approval", "pending"]
+    assert requests == [held.deletion.id]
+    ids = [item.deletion.id for item in items]
+    assert await count_events(sessionmaker, "deletion.requested") == dict.fromkeys(ids, 1)
+    assert await count_events(sessionmaker, "deletion.awaiting_approval") == {held.deletion.id: 1}
+    assert await chain_ok(sessionmaker) == 4
     await batcher.close()
 
 
