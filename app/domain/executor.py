@@ -1,9 +1,10 @@
-"""The executor as the intake sees it: the rows it works (``Claim``), the lease a new deletion's first
-batch is stored under (``Lease``), who asked (``Requester``), and the ``ExecutorPort`` Protocol.
+"""The executor as the group commit of accepted deletions sees it: the rows it works (``Claim``), the
+lease a new deletion's first batch is stored under (``Lease``), who asked (``Requester``), and the
+``ExecutorPort`` Protocol.
 
-The intake (``app.services.deletions.intake``) stores a new deletion's first batch already claimed by
-this instance's executor and hands the rows over once the transaction committed; it reaches the executor
-only through ``ExecutorPort``, which ``app.worker.executor.Executor`` implements.
+The group commit (``app.services.deletions.group_commit``) stores a new deletion's first batch already
+claimed by this instance's executor and hands the rows over once the transaction committed; it reaches
+the executor only through ``ExecutorPort``, which ``app.worker.executor.Executor`` implements.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class Requester:
 
 
 class ExecutorPort(Protocol):
-    """What the intake needs of this instance's executor to hand it freshly stored rows (and whether it
+    """What the group commit needs of this instance's executor to hand it freshly stored rows (and whether it
     runs, for the readiness probe).
 
     ``reserve`` before the storing transaction, then exactly one of ``take`` (committed) or ``release``

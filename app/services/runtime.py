@@ -2,7 +2,8 @@
 
 ``Runtime`` is opened once per process by ``app.worker.lifecycle.open_runtime``, the one function both
 the app's lifespan (``app.main``) and ``serve --workers-only`` (``app.worker.standalone``) use, so the
-two deployments cannot drift. It holds ports, not the worker: the executor is an ``ExecutorPort``.
+two deployments cannot drift. It holds ports and long-lived parts, not the worker (the executor is an
+``ExecutorPort``), and builds no use case: ``open_runtime`` builds the group commit it holds.
 """
 
 from __future__ import annotations
@@ -16,25 +17,26 @@ from app.auth.acl_sources import AclSources
 from app.domain.executor import ExecutorPort
 from app.domain.ports import KafkaGateway
 from app.services.authorization import Authorization
-from app.services.deletions.intake import AcceptBatcher
+from app.services.deletions.group_commit import AcceptBatcher
 from app.settings import Settings
 from app.signing import ServiceKeys
 
 
 @dataclass
 class Runtime:
-    """Settings, the database, the Kafka gateway, the authorization, this instance's executor (None in
-    ``serve --api-only``), the ACL sources, the intake, the audit checkpoint key and the service's signing
-    keys."""
+    """Settings, the database, the Kafka gateway, the authorization, the group commit of accepted
+    deletions, this instance's executor (None in ``serve --api-only``), the ACL sources, the audit
+    checkpoint key and the service's signing keys."""
 
     settings: Settings
     sessionmaker: async_sessionmaker[AsyncSession]
     gateway: KafkaGateway
     authorization: Authorization
+    # Stores accepted deletions, several per transaction under load
+    # (``app.services.deletions.group_commit``).
+    batcher: AcceptBatcher
     executor: ExecutorPort | None = None
     acl_sources: AclSources | None = None
-    # Stores accepted deletions, several per transaction under load (``app.services.deletions.intake``).
-    intake: AcceptBatcher = field(init=False)
     # Signs and checks audit checkpoints; None when no key is configured (checkpoints off).
     audit_key: CheckpointKey | None = field(init=False)
     # The key that signs erasure certificates (the same one as the checkpoints') and the retired public
@@ -42,8 +44,6 @@ class Runtime:
     signing_keys: ServiceKeys = field(init=False)
 
     def __post_init__(self) -> None:
-        batch = self.settings.worker.claim_batch
-        self.intake = AcceptBatcher(self.sessionmaker, self.executor, max_partitions=batch)
         audit = self.settings.audit
         self.audit_key = load_checkpoint_key(audit.signing_key_text())
         self.signing_keys = ServiceKeys.of(audit.signing_key_text(), audit.retired_keys_text())

@@ -18,6 +18,7 @@ from app.adapters.kafka.cluster_acls import KafkaAclReader
 from app.auth.authorization import build_authorization
 from app.domain.ports import KafkaGateway
 from app.services.authorization import Authorization
+from app.services.deletions.group_commit import AcceptBatcher
 from app.services.runtime import Runtime
 from app.settings import Settings
 from app.worker.approval_expiry import ApprovalExpiry
@@ -57,8 +58,9 @@ async def open_runtime(
     ``run_workers`` is False.
 
     ``authorization`` replaces the KIP-11 authorization of the requests (tests of other concerns); the
-    executor then re-authorizes nothing. Shut down in reverse: the last intake transaction's hand-off is
-    still sent before the executor stops.
+    executor then re-authorizes nothing. The group commit of accepted deletions is built here, over the
+    executor it stores claimed rows for. Shut down in reverse: the rows the last group commit stored
+    claimed are still sent before the executor stops.
     """
     async with contextlib.AsyncExitStack() as stack:
         reader = KafkaAclReader(settings.clusters)
@@ -68,11 +70,14 @@ async def open_runtime(
         executor = (
             Executor(sessionmaker, gateway, settings, reauthorizer=reauthorizer) if run_workers else None
         )
-        runtime = Runtime(settings, sessionmaker, gateway, authorization or kip11, executor, kip11.sources)
+        batcher = AcceptBatcher(sessionmaker, executor, max_partitions=settings.worker.claim_batch)
+        runtime = Runtime(
+            settings, sessionmaker, gateway, authorization or kip11, batcher, executor, kip11.sources
+        )
         if executor is not None:
             await executor.start()
             stack.push_async_callback(executor.stop)
-        stack.push_async_callback(runtime.intake.close)
+        stack.push_async_callback(batcher.close)
         workers = Workers(executor, None, None)
         if executor is not None:
             workers = Workers(executor, *await _start_beside_executor(stack, runtime, executor.instance_id))

@@ -1,10 +1,10 @@
 """Two service processes on one database (SQLite and PostgreSQL) take many small POSTs over real HTTP at
-once: each instance stores them several per transaction (``app.services.deletions.intake``), and still every
-request
-is one deletion, worked to the end, with a chain that verifies. The same Idempotency-Key sent to both
-instances at the same moment makes one deletion, both answers naming it, and fails none of the requests
-stored with it: the later instance finds the key in its transaction, or (PostgreSQL, both transactions
-under way at once) loses the unique constraint and stores its transaction's requests one by one."""
+once: each instance stores them several per transaction (``app.services.deletions.group_commit``), and
+still every request is one deletion, worked to the end, with a chain that verifies. The same
+Idempotency-Key sent to both instances at the same moment makes one deletion, both answers naming it,
+and fails none of the requests stored with it: the later instance finds the key in its transaction, or
+(PostgreSQL, both transactions under way at once) loses the unique constraint and stores its
+transaction's requests one by one."""
 
 from __future__ import annotations
 

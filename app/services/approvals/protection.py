@@ -1,17 +1,63 @@
-"""Which approval rules protect a set of topics, read in the caller's transaction: a deletion request's
-(``app.services.deletions.intake`` asks it in the transaction that would store the deletion) and a
-retention policy's (``app.services.approvals.policies``)."""
+"""Which approval rules protect a set of topics, read in the caller's session: a deletion request's
+(``app.services.deletions.submission`` asks before it plans the deletion) and a retention policy's
+(``app.services.approvals.policies``); and the preview a protected deletion is held with
+(``frozen_preview``).
+
+The preview is what ``"dry_run": true`` shows for the same request, taken from the same facts the stored
+offsets come from: per partition the resolved offset (what will be sent), the log start offset and high
+watermark when it was asked, the records that go, and every consumer group that has not read them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db import approval_models as models
 from app.adapters.db.repositories import approvals as repo
+from app.adapters.db.repositories.deletions import PlannedPartition
 from app.domain.approvals import ApprovalRule, Exemption, Requirement, matching_rules, requirement
+from app.domain.impact import PartitionImpact, unconsumed_groups
 from app.domain.topic_patterns import TopicSelector
+
+MAX_FROZEN_GROUPS = 1000
+
+
+def frozen_preview(planned: Sequence[PlannedPartition], impacts: Sequence[PartitionImpact]) -> dict[str, Any]:
+    """The preview stored with the request: per partition what goes, and the groups left behind."""
+    by_partition = {impact.partition: impact for impact in impacts}
+    partitions = []
+    for p in planned:
+        impact = by_partition.get(p.partition)
+        partitions.append(
+            {
+                "topic": p.partition.topic,
+                "partition": p.partition.partition,
+                "resolved_offset": p.resolved_offset,
+                "log_start_offset": impact.log_start_offset if impact else None,
+                "high_watermark": impact.high_watermark if impact else None,
+                "records_deleted": impact.records_deleted if impact else None,
+                "unconsumed_groups": [
+                    {
+                        "group": g.group,
+                        "committed_offset": g.committed_offset,
+                        "unread_records": g.unread_records,
+                    }
+                    for g in (impact.groups if impact else ())
+                ],
+            }
+        )
+    groups = unconsumed_groups(impacts, ())
+    return {
+        "records_deleted": sum(i.records_deleted for i in impacts),
+        "partitions": partitions,
+        "unconsumed_groups": [
+            {"group": g.group, "unread_records": g.unread_records, "partitions": g.partitions}
+            for g in groups[:MAX_FROZEN_GROUPS]
+        ],
+    }
 
 
 def domain_rule(rule: models.ApprovalRule) -> ApprovalRule:

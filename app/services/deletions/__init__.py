@@ -1,2 +1,2 @@
-"""Deletion requests: submit, plan, preview, cancel, the visibility of stored ones, and the intake that
-stores accepted deletions (group commit) and hands them to the executor through ``ExecutorPort``."""
+"""Deletion requests: submit, plan, preview, cancel, the visibility of stored ones, and the group commit
+that stores accepted deletions, their first rows claimed for the executor through ``ExecutorPort``."""

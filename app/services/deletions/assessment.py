@@ -1,8 +1,8 @@
 """What a deletion would leave unread, and the guard that refuses it (409) unless allowed.
 
 ``plan_deletion`` is what a real deletion stores: the plan (``app.services.deletions.plan``) and, while
-it is made, the cluster's consumer groups listed for the guard. The preview reads everything (``assess``
-with ``preview=True``).
+it is made, the cluster's consumer groups listed for the guard. The preview, and a deletion held for
+approval with its preview, read everything (``assess`` with ``preview=True``).
 """
 
 from __future__ import annotations
@@ -145,17 +145,29 @@ def guard_unconsumed(request: DeletionRequest, assessment: Assessment) -> list[U
     return behind
 
 
+@dataclass(frozen=True)
+class PlannedDeletion:
+    """What a real deletion stores: its partitions, the groups whose unread records it removes (accepted
+    through ``allow_unconsumed``) and, with ``preview``, every partition's impact."""
+
+    partitions: list[PlannedPartition]
+    overridden: list[UnconsumedGroup]
+    impacts: list[PartitionImpact]
+
+
 async def plan_deletion(
-    runtime: Runtime, request: DeletionRequest, *, assess_consumers: bool = True
-) -> tuple[list[PlannedPartition], list[UnconsumedGroup]]:
+    runtime: Runtime, request: DeletionRequest, *, assess_consumers: bool = True, preview: bool = False
+) -> PlannedDeletion:
     """What a real deletion stores: its cuts resolved, after the topic and consumer checks.
 
     The cluster's groups are listed while the plan is made (one round trip less per request); the
     committed offsets the guard compares against are still read after both, at accept time. Without
     ``assess_consumers`` (the caller bounded the cuts by the consumers it read) no group is read.
+    ``preview``: everything a preview reads is read too (``assess``), for the preview a protected
+    deletion is held with.
     """
     if not assess_consumers:
-        return (await plan_checked(runtime, request)).partitions(), []
+        return PlannedDeletion((await plan_checked(runtime, request)).partitions(), [], [])
     listing = asyncio.ensure_future(runtime.gateway.list_groups(request.cluster))
     try:
         plan = await plan_checked(runtime, request)
@@ -163,6 +175,6 @@ async def plan_deletion(
         # The request's own answer (404, 422) wins over whatever the listing would have said.
         await drop(listing)
         raise
-    assessment = await assess(runtime, request, plan, preview=False, group_ids=await listing)
+    assessment = await assess(runtime, request, plan, preview=preview, group_ids=await listing)
     overridden = guard_unconsumed(request, assessment)
-    return plan.partitions(), overridden
+    return PlannedDeletion(plan.partitions(), overridden, assessment.impacts)

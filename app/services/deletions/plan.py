@@ -89,11 +89,11 @@ async def _traits(
     layouts: Mapping[str, TopicLayout],
     *,
     recent: bool = False,
-    early: Awaitable[dict[str, dict[str, str]] | None] | None = None,
+    read: Awaitable[dict[str, dict[str, str]] | None] | None = None,
 ) -> dict[str, TopicTraits]:
-    """Each topic's traits; ``early``: its configs as read with the layouts (read now if it gives None)."""
+    """Each topic's traits; ``read``: its configs as read with the layouts (read now if it gives None)."""
     topics = sorted(layouts)
-    configs = await early if early is not None else None
+    configs = await read if read is not None else None
     if configs is None:
         configs = await runtime.gateway.topic_configs(cluster, topics, [CLEANUP_POLICY], recent=recent)
     traits = {}
@@ -105,7 +105,7 @@ async def _traits(
     return traits
 
 
-async def _early_configs(
+async def _named_configs(
     runtime: Runtime, cluster: str, topics: Sequence[str], *, recent: bool
 ) -> dict[str, dict[str, str]] | None:
     """The topics' configs, asked before the metadata says they exist: None when they cannot be read
@@ -149,7 +149,7 @@ async def plan_request(
     named = _named_bounds(request) if bounded else []
     reads = _Reads(
         asyncio.ensure_future(gateway.topic_layouts(cluster, topics, recent=recent)),
-        asyncio.ensure_future(_early_configs(runtime, cluster, topics, recent=recent)),
+        asyncio.ensure_future(_named_configs(runtime, cluster, topics, recent=recent)),
         asyncio.ensure_future(gateway.known_high_watermarks(cluster, named) if named else empty()),
         frozenset(named),
     )
@@ -225,7 +225,7 @@ async def _plan(
         gateway.known_high_watermarks(cluster, rest) if rest else empty(),
         gateway.offsets_for_times(cluster, needed.times),
         gateway.committed_offsets(cluster, needed.groups, needed.group_partitions),
-        _traits(runtime, cluster, layouts, recent=recent, early=configs_read),
+        _traits(runtime, cluster, layouts, recent=recent, read=configs_read),
     )
     if above := above_high_watermark(cuts, {**await reads.bounds, **bounds}):
         raise _out_of_range(above)
@@ -235,20 +235,6 @@ async def _plan(
             problems, f"{len(problems)} partition(s) cannot be resolved to an offset; nothing was accepted."
         )
     return Plan(cuts, resolved, stored, traits, times, layouts)
-
-
-def predicted_partitions(request: DeletionRequest) -> list[PlannedPartition] | None:
-    """What ``Plan.partitions`` gives for ``request`` if the cluster accepts it, known without asking
-    the cluster when every entry names a partition and a concrete offset (the offset is the cut); None
-    otherwise (``app.services.deletions.early``)."""
-    _, stored = entry_specs(request.partitions)
-    planned = []
-    for entry, spec in zip(request.partitions, stored, strict=True):
-        partition, offset = entry.partition, entry.offset
-        if partition is None or offset is None or offset < 0:
-            return None
-        planned.append(PlannedPartition(TopicPartition(entry.topic, partition), offset, offset, spec))
-    return planned
 
 
 def refuse_untouchable(plan: Plan) -> None:

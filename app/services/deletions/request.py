@@ -1,6 +1,6 @@
 """What planning and storing read of a deletion request, whoever asks: the HTTP body
 (``app.schemas.deletions.DeletionCreate``) and a domain ``DeletionCommand`` (a retention sweep) both
-have it, so the two go through the same checks, plan, intake and audit."""
+have it, so the two go through the same checks, plan, store and audit."""
 
 from __future__ import annotations
 

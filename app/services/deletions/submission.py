@@ -1,13 +1,22 @@
 """Accepting a deletion request: validate it against the limits and the cluster, resolve ``-1`` to the
 high watermark, and store the deletion, its partition tasks and the ``deletion.requested`` audit event
-in one transaction (shared with the other requests ready at the time: ``app.services.deletions.intake``).
-Nothing is accepted partially. A retention sweep's ``DeletionCommand`` takes the same path
-(``submit_command``).
+in one transaction (shared with the other requests ready at the time:
+``app.services.deletions.group_commit``). Nothing is accepted partially. A retention sweep's
+``DeletionCommand`` takes the same path (``submit_command``).
+
+The approval rules of a caller's request are read once, before it is planned: a deletion a rule protects
+is planned and assessed once, with the preview its approvers approve, and stored awaiting approval
+through the same store. The rules are a snapshot taken at check time, as Kafka's authorizer answers a
+request from the ACLs it holds when it checks it: a rule created after the read protects the requests
+checked after it, not one already past its check (as an ACL added after Kafka authorized a request does
+not undo that request).
 
 Idempotency-Key (scoped to the principal): the same key with the same request (compared by a hash of
 its canonical form) answers with the deletion first created; the same key with a different request is
 a 422; of concurrent duplicates exactly one creates the deletion (unique constraint), the others
-answer with it.
+answer with it. One function (``_duplicate``) answers every request something is stored for already: a
+replay, a concurrent duplicate that lost the unique constraint, and a request whose COMMIT went through
+unseen (stored again with the same id, its insert a duplicate key).
 """
 
 from __future__ import annotations
@@ -18,13 +27,15 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.session import read_session
-from app.audit import NewEvent, canonical_json, events
+from app.audit import canonical_json, events
 from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.approvals import Requirement
@@ -34,13 +45,10 @@ from app.domain.impact import UnconsumedGroup
 from app.errors import ClusterNotFound, FieldError, IdempotencyMismatch, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
 from app.schemas.deletions import DeletionCreate
-from app.services.approvals import gate
-from app.services.deletions.assessment import assess, guard_unconsumed, plan_deletion
-from app.services.deletions.early import EarlyInsert, stores_early
-from app.services.deletions.intake import Accepted, Stored
-from app.services.deletions.plan import plan_checked, predicted_partitions
+from app.services.approvals.protection import RuleBook, frozen_preview
+from app.services.deletions.assessment import PlannedDeletion, plan_deletion
+from app.services.deletions.group_commit import Accepted, Hold, KeyTaken
 from app.services.deletions.request import DeletionRequest
-from app.services.deletions.requested import requested_details
 from app.services.runtime import Runtime
 
 MAX_LISTED = 50
@@ -71,20 +79,11 @@ def check_limits(request: DeletionRequest, runtime: Runtime) -> int:
         )
     keys = [(item.topic, item.partition) for item in request.partitions]
     if len(set(keys)) != len(keys):
-        raise ValidationFailed(
-            "Each (topic, partition) may appear only once.", errors=_duplicates(keys)[:MAX_LISTED]
-        )
+        first = {key: index for index, key in reversed(list(enumerate(keys)))}
+        duplicates = [i for i, key in enumerate(keys) if first[key] != i][:MAX_LISTED]
+        errors = [FieldError(f"#/partitions/{i}", "duplicate (topic, partition)") for i in duplicates]
+        raise ValidationFailed("Each (topic, partition) may appear only once.", errors=errors)
     return timeout_ms
-
-
-def _duplicates(keys: Sequence[tuple[str, int | None]]) -> list[FieldError]:
-    seen: set[tuple[str, int | None]] = set()
-    duplicates: list[FieldError] = []
-    for index, key in enumerate(keys):
-        if key in seen:
-            duplicates.append(FieldError(f"#/partitions/{index}", "duplicate (topic, partition)"))
-        seen.add(key)
-    return duplicates
 
 
 def request_hash(request: DeletionCreate, key: str | None) -> str | None:
@@ -93,24 +92,6 @@ def request_hash(request: DeletionCreate, key: str | None) -> str | None:
     if key is None:
         return None
     return hashlib.sha256(canonical_json(request.model_dump(mode="json")).encode()).hexdigest()
-
-
-def _replay(existing: Deletion, fingerprint: str | None) -> Submission:
-    if existing.request_hash != fingerprint:
-        raise IdempotencyMismatch("This Idempotency-Key was used with a different request.")
-    return Submission(existing, replayed=True)
-
-
-async def _existing(runtime: Runtime, principal: Principal, key: str | None) -> Deletion | None:
-    if key is None:
-        return None
-    async with read_session(runtime.sessionmaker) as session:
-        return await repo.find_by_idempotency_key(session, principal.name, key)
-
-
-async def _stored(runtime: Runtime, deletion_id: str) -> Deletion | None:
-    async with read_session(runtime.sessionmaker) as session:
-        return await repo.get_deletion(session, deletion_id)
 
 
 async def submit_deletion(
@@ -128,7 +109,7 @@ async def submit_deletion(
 
 
 async def submit_command(runtime: Runtime, command: DeletionCommand, *, request_id: str) -> Submission:
-    """Accept ``command`` as its ``as_whom``, with the checks, plan, intake and audit of a request;
+    """Accept ``command`` as its ``as_whom``, with the checks, plan, store and audit of a request;
     consumer groups are not read again when the command says its cuts are bounded by them."""
     whom = command.as_whom
     principal = Principal(whom.principal.removeprefix("User:"), whom.groups, whom.client_host)
@@ -142,92 +123,93 @@ async def _submit(
     """``gated``: a request of a caller, held for approval when a rule protects its topics (a retention
     sweep's command is not: the sweep held its policy instead unless its approval answers for every
     protected topic it matched, ``app.services.approvals.policies``)."""
-    request, principal, key, fingerprint = fields.request, fields.principal, fields.key, fields.fingerprint
+    request = fields.request
     fields.timeout_ms = check_limits(request, runtime)
-    if (existing := await _existing(runtime, principal, key)) is not None:
-        return _replay(existing, fingerprint)
+    replay, need = await _look_up(runtime, fields, gated=gated)
+    if replay is not None:
+        return replay
     if not runtime.gateway.has_cluster(request.cluster):
         raise ClusterNotFound(f"Unknown cluster {request.cluster!r}.")
     topics = sorted({p.topic for p in request.partitions})
     await runtime.authorization.check_delete_topics(
-        principal, request.cluster, topics, request_id=fields.request_id
+        fields.principal, request.cluster, topics, request_id=fields.request_id
     )
-    early = _early(runtime, fields, gated=gated)
+    planned = await plan_deletion(
+        runtime, request, assess_consumers=assess_consumers, preview=need is not None
+    )
+    accepted = _accepted(fields, planned, need)
     try:
-        planned, overridden = await plan_deletion(runtime, request, assess_consumers=assess_consumers)
-    except BaseException:
-        if early is not None:
-            await early.abandon()
-        raise
-    stored = None
-    if early is not None:
-        deletion = early.deletion
-        stored = await early.commit(planned, _requested_event(fields, deletion, planned, overridden))
-    try:
-        if stored is None:
-            # An early insert that failed keeps its id: if its COMMIT went through unseen, storing it
-            # again is a duplicate key, not a second deletion.
-            deletion = early.deletion if early is not None else _new_deletion(fields, planned)
-            event = _requested_event(fields, deletion, planned, overridden)
-            stored = await runtime.intake.store(Accepted(deletion, planned, event, gated=gated))
-    except IntegrityError:
-        if (committed := await _stored(runtime, deletion.id)) is not None:
-            # An earlier transaction storing it was cut while committing, and did commit.
-            stored = Stored(committed, created=True)
-        elif (winner := await _existing(runtime, principal, key)) is not None:
-            # A concurrent request with the same key won the unique constraint; answer with its deletion.
-            return _replay(winner, fingerprint)
-        else:
+        await runtime.batcher.store(accepted)
+    except (IntegrityError, KeyTaken):
+        async with read_session(runtime.sessionmaker) as session:
+            answer = await _duplicate(session, fields, accepted)
+        if answer is None:
             raise
-    if stored.held is not None:
-        return await _submit_protected(runtime, fields, stored.held)
-    if not stored.created:
-        return _replay(stored.deletion, fingerprint)
+        return answer
+    return _stored(fields, accepted)
+
+
+async def _look_up(
+    runtime: Runtime, fields: _Fields, *, gated: bool
+) -> tuple[Submission | None, Requirement | None]:
+    """In one read: the answer of a replayed Idempotency-Key, or else the approval a ``gated`` request's
+    topics need (None: no rule protects them)."""
+    if fields.key is None and not gated:
+        return None, None
+    async with read_session(runtime.sessionmaker) as session:
+        if (replay := await _duplicate(session, fields)) is not None:
+            return replay, None
+        if not gated:
+            return None, None
+        topics = sorted({p.topic for p in fields.request.partitions})
+        return None, await RuleBook(session).requirement(fields.request.cluster, topics)
+
+
+async def _duplicate(
+    session: AsyncSession, fields: _Fields, accepted: Accepted | None = None
+) -> Submission | None:
+    """The answer of a request something is stored for already, read in ``session``: its own deletion
+    (``accepted``, whose COMMIT went through unseen), or the deletion its Idempotency-Key names (a replay,
+    or a concurrent duplicate that won the unique constraint): the same request answers with it, another
+    is a 422. None when neither is stored."""
+    if accepted is not None and await repo.get_deletion(session, accepted.deletion.id) is not None:
+        return _stored(fields, accepted)
+    if fields.key is None:
+        return None
+    existing = await repo.find_by_idempotency_key(session, fields.principal.name, fields.key)
+    if existing is None:
+        return None
+    if existing.request_hash != fields.fingerprint:
+        raise IdempotencyMismatch("This Idempotency-Key was used with a different request.")
+    return Submission(existing, replayed=True)
+
+
+def _accepted(fields: _Fields, planned: PlannedDeletion, need: Requirement | None) -> Accepted:
+    """The deletion to store, with its event and, when ``need`` says a rule protects it, its hold."""
+    deletion = _new_deletion(fields, planned.partitions)
+    details = requested_details(
+        fields.request, planned.partitions, fields.timeout_ms, fields.key, planned.overridden
+    )
+    actor = Actor.of(fields.principal, fields.request_id)
+    event = events.deletion_requested(actor, fields.request.cluster, deletion.id, details)
+    hold = None
+    if need is not None:
+        hold = Hold(need, frozen_preview(planned.partitions, planned.impacts), actor)
+    return Accepted(deletion, planned.partitions, event, hold)
+
+
+def _stored(fields: _Fields, accepted: Accepted) -> Submission:
+    deletion, planned = accepted.deletion, accepted.planned
     deletions_accepted_total.inc()
     partitions_accepted_total.inc(len(planned))
     log.info(
         "accepted deletion %s: %d partition(s) on cluster %s",
         deletion.id,
         len(planned),
-        request.cluster,
-        extra={"deletion_id": deletion.id, "cluster": request.cluster},
+        deletion.cluster,
+        extra={"deletion_id": deletion.id, "cluster": deletion.cluster},
     )
-    return Submission(stored.deletion, replayed=False, planned=planned)
-
-
-async def _submit_protected(runtime: Runtime, fields: _Fields, need: Requirement) -> Submission:
-    """A deletion an approval rule protects: planned and checked as any other, then stored awaiting
-    approval with the preview approvers approve (every group's unread records, read now)."""
-    request, principal = fields.request, fields.principal
-    plan = await plan_checked(runtime, request)
-    assessment = await assess(runtime, request, plan, preview=True)
-    overridden = guard_unconsumed(request, assessment)
-    planned = plan.partitions()
-    deletion = _new_deletion(fields, planned)
-    preview = gate.frozen_preview(planned, assessment.impacts)
-    requested = _requested_event(fields, deletion, planned, overridden)
-    try:
-        await gate.hold(
-            runtime, (deletion, planned), requested, need, preview, Actor.of(principal, fields.request_id)
-        )
-    except IntegrityError:
-        if (winner := await _existing(runtime, principal, fields.key)) is None:
-            raise
-        return _replay(winner, fields.fingerprint)
-    deletions_accepted_total.inc()
-    partitions_accepted_total.inc(len(planned))
     return Submission(deletion, replayed=False, planned=planned)
-
-
-def _early(runtime: Runtime, fields: _Fields, *, gated: bool) -> EarlyInsert | None:
-    """A large deletion of concrete offsets starts storing while its checks ask the cluster."""
-    if not stores_early(runtime.sessionmaker, len(fields.request.partitions)):
-        return None
-    predicted = predicted_partitions(fields.request)
-    if predicted is None:
-        return None
-    deletion = _new_deletion(fields, predicted)
-    return EarlyInsert(runtime.sessionmaker, runtime.executor, deletion, predicted, gated=gated)
 
 
 @dataclass
@@ -243,19 +225,66 @@ class _Fields:
     timeout_ms: int = 0
 
 
-def _requested_event(
-    fields: _Fields,
-    deletion: Deletion,
+def requested_details(
+    request: DeletionRequest,
     planned: Sequence[repo.PlannedPartition],
-    overridden: Sequence[UnconsumedGroup],
-) -> NewEvent:
-    details = requested_details(fields.request, planned, fields.timeout_ms, fields.key, overridden)
-    actor = Actor.of(fields.principal, fields.request_id)
-    return events.deletion_requested(actor, fields.request.cluster, deletion.id, details)
+    timeout_ms: int,
+    key: str | None,
+    overridden: Sequence[UnconsumedGroup] = (),
+) -> dict[str, object]:
+    """The ``deletion.requested`` event's details: the request's fields, the consumer groups whose
+    unread records it removes (accepted through ``allow_unconsumed``), and its partitions."""
+    columns, specs = requested_partitions(planned)
+    return {
+        "reason": request.reason,
+        "leader_only": request.leader_only,
+        "timeout_ms": timeout_ms,
+        "idempotency_key": key,
+        "allow_unconsumed": request.allow_unconsumed,
+        "ignore_groups": request.ignore_groups,
+        "unconsumed_groups": [
+            {"group": g.group, "unread_records": g.unread_records, "partitions": g.partitions}
+            for g in overridden
+        ],
+        "partitions": columns,
+        "specs": specs,
+    }
+
+
+def requested_partitions(
+    planned: Sequence[repo.PlannedPartition],
+) -> tuple[dict[str, list[Any]], list[dict[str, object] | None]]:
+    """The ``deletion.requested`` event's ``partitions``, column by column, and its ``specs``.
+
+    ``partitions`` maps ``topic``, ``partition``, ``requested_offset``, ``resolved_offset`` and ``spec``
+    to lists whose i-th entries are one partition, in request order; ``spec`` is an index into ``specs``,
+    the distinct offset specs (a request usually has one). At 10,000 partitions that encodes and hashes
+    several times faster than one object per partition."""
+    specs: list[dict[str, object] | None] = []
+    by_object: dict[int, int] = {}  # planned partitions of one entry share their spec object
+    by_text: dict[str, int] = {}
+    indexes: list[int] = []
+    for p in planned:
+        index = by_object.get(id(p.spec))
+        if index is None:
+            text = canonical_json(p.spec)
+            if text not in by_text:
+                by_text[text] = len(specs)
+                specs.append(p.spec)
+            index = by_object[id(p.spec)] = by_text[text]
+        indexes.append(index)
+    columns: dict[str, list[Any]] = {
+        "topic": [p.partition.topic for p in planned],
+        "partition": [p.partition.partition for p in planned],
+        "requested_offset": [p.requested_offset for p in planned],
+        "resolved_offset": [p.resolved_offset for p in planned],
+        "spec": indexes,
+    }
+    return columns, specs
 
 
 def _new_deletion(fields: _Fields, planned: Sequence[repo.PlannedPartition]) -> Deletion:
-    """The deletion row as stored; ``app.services.deletions.intake`` sets its times when it stores it."""
+    """The deletion row as stored; ``app.services.deletions.group_commit`` sets its times."""
     now = datetime.now(UTC)
     request, principal = fields.request, fields.principal
     return Deletion(

@@ -5,7 +5,9 @@ approver), how many, rejection, expiry, cancel, revoked rights, and that the fro
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from helpers.approvals import TOPIC, Desk, assert_problem, make_settings
@@ -193,8 +195,9 @@ async def test_an_unprotected_topic_needs_no_approval(desk: Desk) -> None:
 
 
 async def test_requests_stored_together_are_each_held_by_their_own_topics(desk: Desk) -> None:
-    """Concurrent requests share one storing transaction, which reads the rules for all of them: each
-    protected one is held (stored once, awaiting approval), each other one is accepted."""
+    """Concurrent requests, each checked against the rules before it is planned, share the storing
+    transactions: each protected one is held (stored once, awaiting approval), each other one is
+    accepted."""
     await desk.rule()
     desk.emulator.create_topic("orders", partitions=1, replication_factor=1)
     await produce(desk.emulator.bootstrap, "orders", {0: 10})
@@ -221,9 +224,30 @@ async def test_requests_stored_together_are_each_held_by_their_own_topics(desk: 
     assert desk.log_start(0) == 0
 
 
-async def test_a_large_protected_deletion_is_held_not_stored_early(desk: Desk) -> None:
-    """1,000 concrete offsets: on PostgreSQL stored early, in a transaction of its own, which reads the
-    rules before it inserts anything and leaves a protected deletion to be held."""
+async def test_a_protected_deletion_is_planned_once_with_its_preview(
+    desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rules are read before the request is planned: the cluster is asked for its plan and for the
+    preview its approvers approve once, and nothing plans it again after a storing transaction."""
+    await desk.rule()
+    gateway = desk.runtime.gateway
+    calls: Counter[str] = Counter()
+    for name in ("topic_layouts", "list_groups", "log_start_offsets"):
+        method = getattr(gateway, name)
+
+        def counted(*args: Any, _name: str = name, _method: Any = method, **kwargs: Any) -> Any:
+            calls[_name] += 1
+            return _method(*args, **kwargs)
+
+        monkeypatch.setattr(gateway, name, counted)
+    accepted = await desk.request()
+    assert accepted["status"] == "awaiting_approval"
+    assert calls == {"topic_layouts": 1, "list_groups": 1, "log_start_offsets": 1}
+    assert [e["deletion_id"] for e in await desk.audit("deletion.requested")] == [accepted["id"]]
+
+
+async def test_a_large_protected_deletion_is_held(desk: Desk) -> None:
+    """1,000 concrete offsets, protected: held awaiting approval, every partition with it, nothing sent."""
     await desk.rule(topics={"names": ["wide"]})
     desk.emulator.create_topic("wide", partitions=1000, replication_factor=1)
     await desk.grant(principal="User:alice", resource_name="wide")

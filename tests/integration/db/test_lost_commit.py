@@ -7,10 +7,9 @@ storing a deletion (the one that sent ``INSERT INTO deletion``) at its COMMIT:
   so, and the request is answered 202 as if nothing happened;
 - before the COMMIT reached the server: the server rolled the transaction back; ``txid_status`` says
   so and the whole request runs again (none of its work committed);
-- after the server answered it, with every ``txid_status`` question cut too, for a deletion large
-  enough to be inserted early (``app.services.deletions.early``): the outcome is unknown, so the
-  deletion is stored again the usual way, with the same id; the duplicate key says it committed and
-  the stored deletion is the answer.
+- after the server answered it, with every ``txid_status`` question cut too: the outcome is unknown, so
+  the group commit (``app.services.deletions.group_commit``) stores the deletion again, with the same
+  id; the duplicate key says it committed and the stored deletion is the answer.
 
 In every case the deletion is stored exactly once with one ``deletion.requested`` event.
 """
@@ -25,8 +24,6 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-
-from app.services.deletions.early import EARLY_MIN_PARTITIONS
 
 PG = ("127.0.0.1", 5432)
 INSERT = b"INSERT INTO deletion "
@@ -136,20 +133,20 @@ async def _stored(url: str, deletion_id: str) -> tuple[int, int]:
 def _request(partitions: int) -> dict[str, Any]:
     return {
         "cluster": "demo",
-        # Offset 0 of an empty topic: a concrete offset (what an early insert needs), nothing to produce.
+        # Offset 0 of an empty topic: a concrete offset, nothing to produce.
         "partitions": [{"topic": "orders", "partition": p, "offset": 0} for p in range(partitions)],
         "reason": "lost commit",
     }
 
 
 @pytest.mark.parametrize(
-    ("when", "cut_outcome", "partitions", "cuts"),
+    ("when", "cut_outcome", "cuts"),
     [
-        ("after", False, 2, ["after"]),
-        ("before", False, 2, ["before"]),
-        ("after", True, EARLY_MIN_PARTITIONS, ["after", "outcome"]),
+        ("after", False, ["after"]),
+        ("before", False, ["before"]),
+        ("after", True, ["after", "outcome"]),
     ],
-    ids=["answer lost, committed", "cut before the server", "early insert, outcome unknown"],
+    ids=["answer lost, committed", "cut before the server", "outcome unknown, stored again"],
 )
 async def test_a_deletion_cut_at_its_commit_is_stored_once(
     app_client: httpx.AsyncClient,
@@ -159,9 +156,9 @@ async def test_a_deletion_cut_at_its_commit_is_stored_once(
     emulator: Any,
     when: str,
     cut_outcome: bool,
-    partitions: int,
     cuts: list[str],
 ) -> None:
+    partitions = 2
     emulator.create_topic("orders", partitions=partitions, replication_factor=3)
     alice = {"Authorization": f"Bearer {await token('alice')}"}
     proxy, _ = cutter

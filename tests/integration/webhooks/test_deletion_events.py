@@ -1,6 +1,6 @@
-"""The deletion use cases write their webhook events: a large deletion (inserted early on PostgreSQL,
-by group commit on SQLite) has its ``deletion.accepted`` row, and its end its ``deletion.succeeded``
-row, each with the CloudEvent of that moment; a webhook that does not subscribe to a type gets none."""
+"""The deletion use cases write their webhook events: a large deletion (stored by group commit) has its
+``deletion.accepted`` row, and its end its ``deletion.succeeded`` row, each with the CloudEvent of that
+moment; a webhook that does not subscribe to a type gets none."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.session import read_session
 from app.adapters.db.webhook_models import WebhookDelivery
-from app.services.deletions.early import EARLY_MIN_PARTITIONS
 
 Maker = async_sessionmaker[AsyncSession]
+LARGE = 1_000  # partitions
 
 
 async def rows_of(sessionmaker: Maker, deletion_id: str) -> list[WebhookDelivery]:
@@ -29,7 +29,7 @@ async def rows_of(sessionmaker: Maker, deletion_id: str) -> list[WebhookDelivery
 async def test_a_large_deletion_writes_accepted_then_succeeded(
     app_client: httpx.AsyncClient, token: Callable[[str], Awaitable[str]], emulator: Any, sessionmaker: Maker
 ) -> None:
-    emulator.create_topic("big", partitions=EARLY_MIN_PARTITIONS, replication_factor=3)
+    emulator.create_topic("big", partitions=LARGE, replication_factor=3)
     alice = {"Authorization": f"Bearer {await token('alice')}"}
     subscribed = {
         "cluster": "demo",
@@ -39,7 +39,7 @@ async def test_a_large_deletion_writes_accepted_then_succeeded(
     hooked = (await app_client.post("/v1/webhooks", json=subscribed, headers=alice)).json()["id"]
     outcomes_only = {**subscribed, "event_types": ["deletion.failed"]}
     assert (await app_client.post("/v1/webhooks", json=outcomes_only, headers=alice)).status_code == 201
-    body = deletion_body(*(("big", p, 0) for p in range(EARLY_MIN_PARTITIONS)))
+    body = deletion_body(*(("big", p, 0) for p in range(LARGE)))
     response = await app_client.post("/v1/deletions", json=body, headers=alice)
     assert response.status_code == 202, response.text
     deletion_id = response.json()["id"]
@@ -54,11 +54,11 @@ async def test_a_large_deletion_writes_accepted_then_succeeded(
         (hooked, "deletion.succeeded"),
     ]
     accepted, succeeded = (json.loads(r.body) for r in rows)
-    assert accepted["data"]["partitions"] == {"total": EARLY_MIN_PARTITIONS}
+    assert accepted["data"]["partitions"] == {"total": LARGE}
     assert accepted["data"]["requester"] == "User:alice"
     assert succeeded["data"]["status"] == "succeeded"
     assert succeeded["data"]["partitions"] == {
-        "total": EARLY_MIN_PARTITIONS,
-        "succeeded": EARLY_MIN_PARTITIONS,
+        "total": LARGE,
+        "succeeded": LARGE,
     }
     assert succeeded["data"]["requester"] == "User:alice"

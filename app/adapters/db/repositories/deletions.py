@@ -78,11 +78,11 @@ INSERT_TASKS = insert(TASKS)
 # position in them, each task naming its deletion's id from there). A task starts pending, unclaimed,
 # due now (the executor sets ``deadline_at`` when it first claims it, so the timeout counts from the
 # first send), except the first ``:claimed`` tasks of all, inserted already claimed with a ``Lease``
-# (``app.services.deletions.handoff``) and their deletion's deadline. Those come back as five arrays:
-# ids, deletion ids, topics, partitions and offsets (one row, the arrays in one order; NULLs without a
-# lease). They are sorted by id in Python: in SQL that is five sorts of up to 10,000 rows, here one pass
-# over rows that in practice come in id order. Every deletion column is bound: one missing from the
-# text fails at import.
+# (``app.services.deletions.group_commit``) and their deletion's deadline. Those come back as five
+# arrays: ids, deletion ids, topics, partitions and offsets (one row, the arrays in one order; NULLs
+# without a lease). They are sorted by id in Python: in SQL that is five sorts of up to 10,000 rows,
+# here one pass over rows that in practice come in id order. Every deletion column is bound: one
+# missing from the text fails at import.
 # The task columns are bound as array texts and cast in SQL: asyncpg would encode the six lists element by
 # element (``claims.writing`` does the same for the write-back).
 TASK_ARRAYS = (

@@ -1,10 +1,9 @@
-"""A new deletion handed to the accepting instance's executor in the transaction that stores it
-(``app.services.deletions.handoff``), on SQLite and PostgreSQL: its first batch is stored already claimed and
-sent
-without a claim round; several stored in one insert share one lease, and the claimed rows of all come
-back from the insert; other instances keep off them while the lease runs and take them over after a
-crash; a rollback stores nothing and frees the batch slot; without a running executor the rows stay
-pending."""
+"""A new deletion stored with its first batch claimed by the accepting instance's executor, in the
+transaction that stores it (``app.services.deletions.group_commit`` ``LeasedInsert``), on SQLite and
+PostgreSQL: its first batch is stored already claimed and sent without a claim round; several stored in
+one insert share one lease, and the claimed rows of all come back from the insert; other instances keep
+off them while the lease runs and take them over after a crash; a rollback stores nothing and frees the
+batch slot; without a running executor the rows stay pending."""
 
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ from app.adapters.db.repositories.deletions import PlannedPartition
 from app.adapters.db.session import write_transaction
 from app.adapters.kafka import KafkaClusters
 from app.domain.ports import TopicPartition
-from app.services.deletions.handoff import handoff_to
+from app.services.deletions.group_commit import leased_insert
 from app.settings import Settings
 from app.worker import Executor
 from app.worker.executor import MAX_BATCHES
@@ -69,9 +68,9 @@ async def store(
     *,
     fail: bool = False,
 ) -> None:
-    """The accepting transaction, storing through the hand-off; ``fail`` raises before the commit."""
-    async with handoff_to(executor) as handoff, write_transaction(sessionmaker) as session:
-        await handoff.create_deletions(session, [(deletion, planned)])
+    """The accepting transaction, storing under the executor's lease; ``fail`` raises before the commit."""
+    async with leased_insert(executor) as insert, write_transaction(sessionmaker) as session:
+        await insert.create_deletions(session, [(deletion, planned)])
         if fail:
             raise RuntimeError("audit failed")
 
@@ -96,8 +95,8 @@ async def test_first_batch_is_stored_claimed_and_sent_without_a_claim_round(
     await executor.start()
     try:
         deletion, planned = new_deletion()
-        async with handoff_to(executor) as handoff, write_transaction(sessionmaker) as session:
-            await handoff.create_deletions(session, [(deletion, planned)])
+        async with leased_insert(executor) as insert, write_transaction(sessionmaker) as session:
+            await insert.create_deletions(session, [(deletion, planned)])
             stored = await stored_rows(session, deletion.id)
         # As committed: the first claim_batch rows claimed by this instance's executor, the rest pending.
         assert states(stored) == [("in_progress", 1, 1, "accepting")] * 3 + [("pending", 0, 0, None)]
