@@ -133,7 +133,7 @@ async def plan_request(
     """Every cut of the request resolved to a concrete offset; 404 listing the topics and partitions the
     cluster does not have, 422 listing what else cannot be resolved.
 
-    ``recent``: topic layouts and configs may come from a recent answer (``app.adapters.kafka.recent``);
+    ``recent``: topic layouts and configs may come from a recent answer (``app.adapters.kafka.topics``);
     an unknown topic or partition is looked up fresh before it is refused.
 
     The metadata and the configs need only the topics' names: both are asked at once, and the entries
