@@ -93,8 +93,8 @@ class WriteBack:
 
     async def write(self, updates: Sequence[PartitionUpdate], now: datetime) -> ApplyResult | None:
         """Write ``updates``, decided at ``now``, in one transaction, tried again on a database error up
-        to ``APPLY_ATTEMPTS`` times; None when every attempt failed. Their rows' leases are no longer
-        renewed from now on: the write gives them back."""
+        to ``APPLY_ATTEMPTS`` times; None when every attempt failed. Their rows leave ``leased`` as the
+        write starts: it gives their leases back (or, failing, leaves them to run out)."""
         self._unwritten.difference_update(update.id for update in updates)
         for attempt in range(1, APPLY_ATTEMPTS + 1):
             try:
@@ -169,15 +169,16 @@ async def record_outcomes(
 async def _roll_up(
     session: AsyncSession,
     deletion_ids: Sequence[str],
-    previous: Mapping[str, repo.LockedDeletion],
+    previous: Mapping[str, str],
     now: datetime,
 ) -> Completed:
-    """Recompute each deletion's status from its partitions' counts; those that just became terminal."""
+    """Recompute each deletion's status (``previous``: as locked) from its partitions' counts; those that
+    just became terminal."""
     completed: Completed = {}
     moves: dict[DeletionStatus, list[str]] = defaultdict(list)
     for deletion_id, counts in (await repo.status_counts(session, deletion_ids)).items():
         status = overall_status(Counter(counts).elements())
-        was = previous[deletion_id].status
+        was = previous[deletion_id]
         if status.value == was:
             continue
         moves[status].append(deletion_id)

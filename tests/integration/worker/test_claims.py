@@ -202,7 +202,7 @@ async def test_a_deletion_row_is_locked_before_the_roll_up(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets[:1])
     async with write_transaction(sessionmaker) as session:
-        assert await repo.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: ("pending", 1)}
+        assert await repo.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: "pending"}
         await session.execute(update(Deletion).where(Deletion.id == deletion_id).values(status="in_progress"))
     assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
 

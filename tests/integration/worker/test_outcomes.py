@@ -150,8 +150,8 @@ async def test_a_failed_write_is_tried_again(
 async def test_a_write_failing_every_attempt_leaves_its_rows_leased(
     sessionmaker: Maker, targets: list[Target], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Nothing is written and the lease is no longer renewed: once it runs out, any instance claims the
-    rows and sends them again."""
+    """Nothing is written and the group stops renewing the rows' lease: once it runs out, any instance
+    claims the rows and sends them again."""
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
     claims = await _claims(sessionmaker, now)

@@ -34,7 +34,6 @@ from app.adapters.db.repositories.claims.claiming import (
 )
 from app.adapters.db.repositories.claims.common import PartitionUpdate
 from app.adapters.db.repositories.claims.writing import (
-    LockedDeletion,
     lock_deletions,
     mark_started,
     partition_outcomes,
@@ -47,7 +46,6 @@ from app.domain.executor import Claim, Lease
 __all__ = [
     "Claim",
     "Lease",
-    "LockedDeletion",
     "PartitionUpdate",
     "claim_due",
     "lease_claims",

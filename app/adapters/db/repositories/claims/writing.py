@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import groupby
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import BigInteger, bindparam, func, select, text, update
 from sqlalchemy.dialects.postgresql import TIMESTAMP
@@ -173,26 +173,19 @@ async def _write_many(session: AsyncSession, updates: Sequence[PartitionUpdate],
     await session.execute(stmt, params)
 
 
-class LockedDeletion(NamedTuple):
-    status: str
-    partition_count: int  # how many partition rows it has
-
-
-async def lock_deletions(session: AsyncSession, deletion_ids: Sequence[str]) -> dict[str, LockedDeletion]:
-    """Lock the deletions (id order, so two workers never deadlock) and return their statuses and
-    partition counts.
+async def lock_deletions(session: AsyncSession, deletion_ids: Sequence[str]) -> dict[str, str]:
+    """Lock the deletions (id order, so two workers never deadlock) and return their statuses.
 
     Rolling a deletion's status up from its partitions must see every other worker's committed writes:
     holding the deletion row serializes the roll-ups of one deletion (SQLite: BEGIN IMMEDIATE does)."""
     stmt = (
-        select(Deletion.id, Deletion.status, Deletion.partition_count)
+        select(Deletion.id, Deletion.status)
         .where(any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)))
         .order_by(Deletion.id)
     )
     if is_postgresql(session):
         stmt = stmt.with_for_update()
-    rows = (await session.execute(stmt)).all()
-    return {row.id: LockedDeletion(row.status, row.partition_count) for row in rows}
+    return {row.id: row.status for row in (await session.execute(stmt)).all()}
 
 
 async def status_counts(
