@@ -3,15 +3,15 @@
 Each leader's answer is decided as it arrives (``app.worker.retries``) and written at once by
 ``record_outcomes``, in this order, inside one transaction:
 
-1. lock the deletions the answer's rows belong to (id order, so two writers never deadlock; on SQLite
-   BEGIN IMMEDIATE already serializes writers): answers for rows of one deletion, written by concurrent
-   transactions (other groups, other instances), roll it up one at a time, each seeing every row the
-   ones before it committed;
-2. write every row this worker still holds with the fence it claimed, giving its lease back (one
+1. write every row this worker still holds with the fence it claimed, giving its lease back (one
    statement on PostgreSQL, one executemany on SQLite); a stale worker's rows are skipped and counted,
    never written;
-3. roll each deletion whose rows were written up from its partitions' per-status counts, read after the
-   write under the lock (one query for all, one UPDATE per status reached): status, ``finished_at``;
+2. lock the deletions whose rows were written (id order, so two writers never deadlock; on SQLite
+   BEGIN IMMEDIATE already serializes writers): answers for rows of one deletion written by concurrent
+   transactions (other groups, other instances) write their rows side by side and roll the deletion up
+   one at a time, each counting after the ones before it committed;
+3. roll each of them up from its partitions' per-status counts, read under the lock (one query for all,
+   one UPDATE per status reached): status, ``finished_at``;
 4. for each deletion that just became terminal (only the transaction that moves it there sees it
    non-terminal before, so its completion is recorded exactly once): its completion summary, every
    partition's outcome read back from the rows, and its webhook outbox rows
@@ -146,13 +146,12 @@ async def record_outcomes(
     if not updates:
         return result
     deletion_ids = sorted({claims[u.id].deletion_id for u in updates})
-    before = await repo.lock_deletions(session, deletion_ids)
     written = await repo.write_updates(session, updates, deletions=deletion_ids, owner=owner, now=now)
     fresh = [u for u in updates if u.id in written]
     result.written, result.stale = written, len(updates) - len(fresh)
     result.applied.update(u.status for u in fresh)
     rolled = sorted({claims[u.id].deletion_id for u in fresh})
-    completed = await _roll_up(session, rolled, before, now) if rolled else {}
+    completed = await _roll_up(session, rolled, now) if rolled else {}
     samples = {claims[u.id].deletion_id: claims[u.id] for u in fresh}
     outcomes = await repo.partition_outcomes(session, list(completed)) if completed else {}
     new_events = failure_events(fresh, claims, owner)
@@ -166,14 +165,10 @@ async def record_outcomes(
     return result
 
 
-async def _roll_up(
-    session: AsyncSession,
-    deletion_ids: Sequence[str],
-    previous: Mapping[str, str],
-    now: datetime,
-) -> Completed:
-    """Recompute each deletion's status (``previous``: as locked) from its partitions' counts; those that
-    just became terminal."""
+async def _roll_up(session: AsyncSession, deletion_ids: Sequence[str], now: datetime) -> Completed:
+    """Lock the deletions and recompute each one's status from its partitions' counts, read under the
+    lock; those that just became terminal."""
+    previous = await repo.lock_deletions(session, deletion_ids)
     completed: Completed = {}
     moves: dict[DeletionStatus, list[str]] = defaultdict(list)
     for deletion_id, counts in (await repo.status_counts(session, deletion_ids)).items():

@@ -254,9 +254,9 @@ async def partition_outcomes(
 
 
 async def mark_started(session: AsyncSession, deletion_ids: Sequence[str], *, now: datetime) -> None:
-    """pending (or approved) -> in_progress for deletions whose partitions were just claimed. Its own short
-    transaction after the claim: taking deletion row locks inside the claim (after partition locks) would
-    invert the write-back's lock order."""
+    """pending (or approved) -> in_progress for deletions whose partitions were just claimed, in a short
+    transaction of its own beside the sends: a batch the storing transaction handed over has no claim
+    transaction to join, and the first write-back rolls the status up anyway."""
     await session.execute(
         update(Deletion)
         .where(
