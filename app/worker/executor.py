@@ -9,7 +9,7 @@ expire and any instance claims the rows again: the stored concrete offset makes 
 
 A deletion accepted by this instance skips the claim: the transaction that stores it inserts its first
 batch already claimed by this executor (``reserve``), which works it as soon as that commits (``take``;
-``app.services.deletions.handoff``). Large batches run with the cyclic garbage collector paused.
+``app.services.deletions.group_commit``). Large batches run with the cyclic garbage collector paused.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from app.settings import Settings
 from app.worker import metrics
 from app.worker.dispatch import SendGroup, group_claims, send_group
 from app.worker.leases import leases_kept
-from app.worker.outcomes.writer import WriteBack
+from app.worker.outcomes import WriteBack
 from app.worker.reauthorization import Reauthorizer, withhold_revoked
 from app.worker.reporting import GroupReport
 from app.worker.retries import Policy, decide
@@ -98,7 +98,7 @@ class Executor:
         self._wake.set()
 
     def reserve(self) -> Lease | None:
-        """A lease for the first batch of a deletion about to be stored (``app.services.deletions.handoff``),
+        """A lease for the first batch of a deletion about to be stored (``app.services.deletions.group_commit``),
         when this executor runs and has a batch slot free; one slot always stays for claiming, so rows
         stored pending (by API-only instances, or when this executor is busy) and retries keep moving."""
         if not self.running or self._stopping or len(self._batches) + self._reserved >= MAX_BATCHES - 1:
@@ -242,27 +242,26 @@ class Executor:
         return {c.cluster: self._policies.get(c.cluster, self._default_policy) for c in claims}
 
     async def _send_and_apply(self, group: SendGroup, requesters: Mapping[str, Requester]) -> None:
+        """Send ``group`` and write each leader's answer back as it arrives (``app.worker.outcomes``)."""
         started = time.monotonic()
         policy = self._policies.get(group.cluster, self._default_policy)
         claims = {claim.id: claim for claim in group.claims}
         writer = WriteBack(self._sessionmaker, self.instance_id, claims)
         report = GroupReport(group.cluster)
-        try:
-            async with leases_kept(
-                self._sessionmaker, self.instance_id, self._worker.lease_seconds, writer.leased
-            ):
-                answers = self._send(group, requesters)
-                async with contextlib.aclosing(answers):
-                    async for outcomes in answers:
-                        now = utcnow()
-                        updates = [decide(claims[i], o, now, policy, self._rng) for i, o in outcomes.items()]
-                        for update in updates:
-                            report.add(claims[update.id], update)
-                        writer.add(updates, now)
-            metrics.SEND_SECONDS.labels(group.cluster).observe(time.monotonic() - started)
-            result = await writer.finish()
-        finally:
-            writer.cancel()
+        answered = started
+        async with leases_kept(
+            self._sessionmaker, self.instance_id, self._worker.lease_seconds, writer.leased
+        ):
+            answers = self._send(group, requesters)
+            async with contextlib.aclosing(answers):
+                async for outcomes in answers:
+                    now, answered = utcnow(), time.monotonic()
+                    updates = [decide(claims[i], o, now, policy, self._rng) for i, o in outcomes.items()]
+                    for update in updates:
+                        report.add(claims[update.id], update)
+                    await writer.write(updates, now)
+        metrics.SEND_SECONDS.labels(group.cluster).observe(answered - started)
+        result = writer.result
         for status, count in result.applied.items():
             metrics.OUTCOMES.labels(status=status.value).inc(count)
         metrics.STALE_WRITES.inc(result.stale)

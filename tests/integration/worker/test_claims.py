@@ -20,7 +20,7 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.domain.deletions import PartitionStatus
-from app.worker.outcomes.transaction import apply_updates
+from app.worker.outcomes import apply_updates
 
 Maker = async_sessionmaker[AsyncSession]
 
@@ -202,7 +202,7 @@ async def test_a_deletion_row_is_locked_before_the_roll_up(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets[:1])
     async with write_transaction(sessionmaker) as session:
-        assert await repo.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: ("pending", 1)}
+        assert await repo.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: "pending"}
         await session.execute(update(Deletion).where(Deletion.id == deletion_id).values(status="in_progress"))
     assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
 
@@ -242,10 +242,10 @@ async def test_written_outcomes_read_back_exactly(sessionmaker: Maker, targets: 
         assert row.lease_expires_at is None
 
 
-async def test_a_summary_held_in_memory_is_the_one_read_back(sessionmaker: Maker) -> None:
-    """Deletions whose every partition one write-back wrote are summarized from what was written (the
-    first); the others (an offset missing from an answer on a retried partition, the second) are read
-    back: the same content."""
+async def test_the_completion_summary_is_every_row_as_stored(sessionmaker: Maker) -> None:
+    """Two deletions completed by one write: each summary lists every partition's outcome as its row
+    holds it, in (topic, partition) code point order, an offset missing from an answer on a retried
+    partition (the second deletion) being the row's own."""
     topics = ["b-x", "B", "a_b", "a-b", "é", "Z", "ab"]
     whole = await insert_deletion(sessionmaker, [Target(t, p, 10 + p) for t in topics for p in (1, 0)])
     kept = await insert_deletion(sessionmaker, [Target(t, 0, 3) for t in topics[:3]])

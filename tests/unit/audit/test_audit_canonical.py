@@ -8,7 +8,7 @@ from enum import StrEnum
 
 import pytest
 
-from app.audit import canonical_json, chain_hash, rfc3339
+from app.audit import canonical_json, canonical_object, chain_hash, rfc3339
 from app.audit.canonical import normalized
 
 
@@ -60,3 +60,8 @@ def test_normalized_is_what_reads_back_plain_or_not() -> None:
     assert normalized(plain)[0] is plain
     assert normalized(awkward)[1].startswith('{"enum":["a"],"keys":{"10":"ten","9":"nine"}')
     assert type(normalized(awkward)[0]["enum"][0]) is str
+
+
+def test_canonical_object_is_canonical_json_of_the_object() -> None:
+    value = {"é": [1, None], "B": {"z": 1, "a": "x"}, "a": 'q"uote', "": True, "a b": [], "\\": 0}
+    assert canonical_object({k: canonical_json(v) for k, v in value.items()}) == canonical_json(value)

@@ -33,21 +33,19 @@ from app.adapters.db.repositories.claims.claiming import (
     renew_leases,
 )
 from app.adapters.db.repositories.claims.common import PartitionUpdate
-from app.adapters.db.repositories.claims.rollup import (
-    LockedDeletion,
+from app.adapters.db.repositories.claims.writing import (
     lock_deletions,
     mark_started,
     partition_outcomes,
     set_deletion_status,
     status_counts,
+    write_updates,
 )
-from app.adapters.db.repositories.claims.writing import write_updates
 from app.domain.executor import Claim, Lease
 
 __all__ = [
     "Claim",
     "Lease",
-    "LockedDeletion",
     "PartitionUpdate",
     "claim_due",
     "lease_claims",

@@ -1,4 +1,6 @@
-"""Writing outcomes back, each row guarded by the fence it was claimed with; the lease is given back.
+"""Writing outcomes back: each row guarded by the fence it was claimed with (its lease given back), the
+deletions they belong to locked and rolled up from their partitions' counts, and the completion
+summary read back.
 
 PostgreSQL: one ``UPDATE ... FROM unnest(arrays) ... RETURNING id`` for the whole batch, so 10,000 rows
 are one statement and the returned ids (one array) are exactly the rows still held with that fence.
@@ -18,20 +20,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from itertools import groupby
+from operator import itemgetter
+from typing import Any
 
 from sqlalchemy import BigInteger, bindparam, func, select, text, update
 from sqlalchemy.dialects.postgresql import TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.adapters.db.models import Deletion
 from app.adapters.db.repositories.claims.common import (
+    DELETIONS,
     PD,
     PartitionUpdate,
+    any_of,
     chunks,
     id_in,
     integer_array,
     is_postgresql,
     text_array,
 )
+from app.domain.deletions import DeletionStatus, PartitionStatus
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
@@ -162,3 +171,98 @@ async def _write_many(session: AsyncSession, updates: Sequence[PartitionUpdate],
         for u in updates
     ]
     await session.execute(stmt, params)
+
+
+async def lock_deletions(session: AsyncSession, deletion_ids: Sequence[str]) -> dict[str, str]:
+    """Lock the deletions (id order, so two workers never deadlock) and return their statuses.
+
+    Rolling a deletion's status up from its partitions must see every other worker's committed writes:
+    holding the deletion row serializes the roll-ups of one deletion (SQLite: BEGIN IMMEDIATE does)."""
+    stmt = (
+        select(Deletion.id, Deletion.status)
+        .where(any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)))
+        .order_by(Deletion.id)
+    )
+    if is_postgresql(session):
+        stmt = stmt.with_for_update()
+    return {row.id: row.status for row in (await session.execute(stmt)).all()}
+
+
+async def status_counts(
+    session: AsyncSession, deletion_ids: Sequence[str]
+) -> dict[str, dict[PartitionStatus, int]]:
+    """Per deletion, how many of its partitions are in each status (one query for all of them)."""
+    stmt = (
+        select(PD.c.deletion_id, PD.c.status, func.count())
+        .where(any_of(PD.c.deletion_id, deletion_ids, is_postgresql(session)))
+        .group_by(PD.c.deletion_id, PD.c.status)
+    )
+    counts: dict[str, dict[PartitionStatus, int]] = {deletion_id: {} for deletion_id in deletion_ids}
+    for deletion_id, status, count in (await session.execute(stmt)).all():
+        counts[deletion_id][PartitionStatus(status)] = count
+    return counts
+
+
+async def set_deletion_status(
+    session: AsyncSession, deletion_ids: Sequence[str], status: str, *, now: datetime, finished: bool
+) -> None:
+    """Move ``deletion_ids`` to ``status`` (one statement, however many deletions share it)."""
+    await session.execute(
+        update(Deletion)
+        .where(any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)))
+        .values(status=status, updated_at=now, finished_at=now if finished else None)
+        .execution_options(synchronize_session=False)
+    )
+
+
+OUTCOME_COLUMNS = (
+    PD.c.topic,
+    PD.c.partition,
+    PD.c.resolved_offset,
+    PD.c.status,
+    PD.c.low_watermark,
+    PD.c.leader_log_start_offset,
+    PD.c.error_code,
+    PD.c.attempts,
+    PD.c.fence,
+    PD.c.lease_owner.label("worker"),
+)
+OUTCOME_KEYS = tuple(column.key for column in OUTCOME_COLUMNS)
+
+
+async def partition_outcomes(
+    session: AsyncSession, deletion_ids: Sequence[str]
+) -> dict[str, dict[str, list[Any]]]:
+    """Every partition's outcome per deletion, for the completion summaries (one query for all), column
+    by column (``OUTCOME_COLUMNS``' keys), each in (topic, partition) order: the i-th entries of the
+    lists are one partition. Columns keep a 10,000-partition summary cheap to encode and hash."""
+    postgresql = is_postgresql(session)
+    # Topics in code point order on both databases (SQLite's BINARY collation is), whatever the PostgreSQL
+    # database's collation: a summary reads the same whichever database stored it.
+    topic = PD.c.topic.collate("C") if postgresql else PD.c.topic
+    stmt = (
+        select(PD.c.deletion_id, *OUTCOME_COLUMNS)
+        .where(any_of(PD.c.deletion_id, deletion_ids, postgresql))
+        .order_by(PD.c.deletion_id, topic, PD.c.partition)
+    )
+    rows = (await session.execute(stmt)).all()
+    outcomes: dict[str, dict[str, list[Any]]] = {d: {key: [] for key in OUTCOME_KEYS} for d in deletion_ids}
+    for deletion_id, group in groupby(rows, key=itemgetter(0)):
+        columns = list(zip(*group, strict=True))[1:]
+        outcomes[deletion_id] = {key: list(values) for key, values in zip(OUTCOME_KEYS, columns, strict=True)}
+    return outcomes
+
+
+async def mark_started(session: AsyncSession, deletion_ids: Sequence[str], *, now: datetime) -> None:
+    """pending (or approved) -> in_progress for deletions whose partitions were just claimed, in a short
+    transaction of its own beside the sends: a batch the storing transaction handed over has no claim
+    transaction to join, and the first write-back rolls the status up anyway."""
+    await session.execute(
+        update(Deletion)
+        .where(
+            any_of(DELETIONS.c.id, deletion_ids, is_postgresql(session)),
+            Deletion.status.in_((DeletionStatus.PENDING.value, DeletionStatus.APPROVED.value)),
+        )
+        .values(status=DeletionStatus.IN_PROGRESS.value, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
