@@ -98,9 +98,10 @@ class Executor:
         self._wake.set()
 
     def reserve(self) -> Lease | None:
-        """A lease for the first batch of a deletion about to be stored (``app.services.deletions.group_commit``),
-        when this executor runs and has a batch slot free; one slot always stays for claiming, so rows
-        stored pending (by API-only instances, or when this executor is busy) and retries keep moving."""
+        """A lease for the first batch of a deletion about to be stored
+        (``app.services.deletions.group_commit``), when this executor runs and has a batch slot free; one
+        slot always stays for claiming, so rows stored pending (by API-only instances, or when this
+        executor is busy) and retries keep moving."""
         if not self.running or self._stopping or len(self._batches) + self._reserved >= MAX_BATCHES - 1:
             return None
         self._reserved += 1
