@@ -20,6 +20,7 @@ from app import auth
 from app.adapters.db.migrate import upgrade
 from app.adapters.db.session import create_engine, make_sessionmaker, open_connections
 from app.adapters.kafka import KafkaClusters
+from app.api.body_deadline import BodyDeadlineMiddleware
 from app.api.docs import install_docs
 from app.api.guards import CanReadAudit
 from app.api.middleware import (
@@ -148,6 +149,7 @@ def _install(app: FastAPI, settings: Settings) -> None:
     # Added innermost first: the request id is set before anything can answer, even a 413.
     app.add_middleware(ControlCharacterMiddleware)
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.limits.max_body_bytes)
+    app.add_middleware(BodyDeadlineMiddleware, timeout_seconds=settings.limits.body_timeout_seconds)
     app.add_middleware(MetricsMiddleware)
     app.add_middleware(RequestIdMiddleware)
     install_openapi(app, settings.limits)

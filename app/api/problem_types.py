@@ -115,8 +115,8 @@ _TYPES = (
         "request-timeout",
         408,
         "Request Timeout",
-        "The client took too long to send the request's headers or body (PURGE_LIMITS_HEADER_TIMEOUT_"
-        "SECONDS, PURGE_LIMITS_BODY_TIMEOUT_SECONDS); the connection was closed.",
+        "The client took too long to send the request's body (PURGE_LIMITS_BODY_TIMEOUT_SECONDS), or, "
+        "answered by the reverse proxy in front, its headers; the connection was closed.",
         "Send the whole request at once; a slow network or a stalled client causes this. Retry it.",
     ),
     ProblemType(

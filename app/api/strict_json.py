@@ -1,5 +1,4 @@
-"""A route class whose JSON bodies are parsed strictly, before pydantic sees them (with the cyclic
-collector paused for a large one).
+"""A route class whose JSON bodies are parsed strictly, before pydantic sees them.
 
 Python's ``json`` accepts ``NaN``/``Infinity``, turns ``1e400`` into ``inf`` and keeps the last of
 duplicate keys; all of these are refused here (422 via FastAPI's ``json_invalid`` path), as are bodies
@@ -21,7 +20,6 @@ from starlette.requests import ClientDisconnect
 
 from app.api.database_route import DatabaseRoute
 from app.errors import FieldError, UnsupportedMediaType, ValidationFailed
-from app.gc_pause import collection_paused
 from app.text import CONTROL_CHARACTER_DETAIL, control_character_pointer
 
 MAX_NESTING_ERROR = "The body is nested too deeply"
@@ -114,18 +112,6 @@ class StrictJsonRequest(Request):
             )
 
 
-# A body this large lists about a thousand entries or more. Parsing, validating and accepting it allocates
-# a few objects per entry, none in a reference cycle; the cyclic collector would traverse the ones alive
-# several times meanwhile (traced at 10,000 entries: 15-30 ms of young and middle collections on the
-# request's path). It is paused while such a request is handled (``app.gc_pause``).
-PAUSE_COLLECTION_BYTES = 64 * 1024
-
-
-def _declared_length(request: Request) -> int:
-    declared = request.headers.get("content-length", "")
-    return int(declared) if declared.isdigit() else 0
-
-
 class StrictJsonRoute(DatabaseRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -135,11 +121,7 @@ class StrictJsonRoute(DatabaseRoute):
                 request.headers.get("content-type")
             ):
                 raise UnsupportedMediaType("Send the body as application/json.")
-            strict = StrictJsonRequest(request.scope, request.receive)
-            if _declared_length(request) < PAUSE_COLLECTION_BYTES:
-                return await self._handle(handler, strict)
-            with collection_paused():
-                return await self._handle(handler, strict)
+            return await self._handle(handler, StrictJsonRequest(request.scope, request.receive))
 
         return strict_handler
 

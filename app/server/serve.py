@@ -14,7 +14,6 @@ from typing import Any
 
 import uvicorn
 
-from app.gc_pause import freeze_startup_objects
 from app.server.dev_issuer import check_dev_issuer
 from app.server.migrations import migrate_database
 from app.server.processes import die_with_parent
@@ -67,12 +66,13 @@ def make_server(
     settings: Settings, *, start_executor: bool = True, access_log: bool = False
 ) -> uvicorn.Server:
     from app.main import create_app
-    from app.server.protocol import configured_protocol
 
+    # A request's body has a deadline in the app (app.api.body_deadline); its head has one in the reverse
+    # proxy (deploy/nginx/kafka-purge.conf). An idle kept-alive connection closes after uvicorn's
+    # timeout_keep_alive.
     app = create_app(settings, run_executor=start_executor)
     config = uvicorn.Config(
         app,
-        http=configured_protocol(settings.limits),
         # X-Forwarded-For is interpreted by app.auth against PURGE_TRUSTED_PROXIES only, never by uvicorn.
         proxy_headers=False,
         server_header=False,
@@ -91,7 +91,6 @@ def serve_forked(
     connections). The app is built before forking, so every worker trusts the same dev issuer key; each
     runs its own lifespan (engine, Kafka clients, an executor with its own instance id: leases and
     fences make executors in several processes safe). Children end with the parent."""
-    freeze_startup_objects()
     children = []
     for _ in range(workers - 1):
         pid = os.fork()

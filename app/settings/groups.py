@@ -202,9 +202,8 @@ class LimitSettings(SettingsGroup):
     max_timeout_ms: int = Field(default=600_000, ge=1)
     page_size: int = Field(default=100, ge=1)
     max_page_size: int = Field(default=1_000, ge=1)
-    # How long a client may take to send a request's head (request line and headers), and then its body;
-    # past either the connection gets a 408 and is closed (``app.server.protocol``).
-    header_timeout_seconds: float = Field(default=10.0, gt=0, le=3600)
+    # How long a client may take to send a request's body once its head is in; past it the connection gets
+    # a 408 and is closed (``app.api.body_deadline``). The head's deadline is the reverse proxy's.
     body_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
 
 

@@ -33,7 +33,6 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.session import write_transaction
 from app.domain.executor import Claim, Lease, Requester
 from app.domain.ports import KafkaGateway, PartitionOutcome
-from app.gc_pause import collection_paused
 from app.logs import log_context
 from app.settings import Settings
 from app.worker import metrics
@@ -47,11 +46,6 @@ from app.worker.retries import Policy, decide
 log = logging.getLogger("kafka_purge.worker")
 
 MAX_BATCHES = 4
-# A batch this large allocates hundreds of thousands of short-lived objects without reference cycles
-# (claims, the requests and answers, outcomes, the write-back's parameters and summary); meanwhile the
-# cyclic collector would run full collections over the whole heap, 0.2-0.4 s each on a 2-core machine,
-# about one per 10,000 partitions. Reference counting frees them anyway (``app.gc_pause``).
-PAUSE_COLLECTION_AT = 1_000
 DEFAULT_REQUEST_TIMEOUT_MS = 40_000
 
 
@@ -221,9 +215,7 @@ class Executor:
             log.warning("could not mark %d claimed partitions' deletions as started", len(claims))
 
     async def _process(self, claims: Sequence[Claim], requesters: Mapping[str, Requester]) -> int:
-        large = len(claims) >= PAUSE_COLLECTION_AT
-        with collection_paused() if large else contextlib.nullcontext():
-            return await self._process_batch(claims, requesters)
+        return await self._process_batch(claims, requesters)
 
     async def _process_batch(self, claims: Sequence[Claim], requesters: Mapping[str, Requester]) -> int:
         groups = group_claims(claims, utcnow(), self._policy_map(claims))

@@ -1,5 +1,5 @@
 """The collector pause: shared by overlapping callers, restored only by the last, never turned on when
-it was off before; taken while a large JSON body is handled."""
+it was off before."""
 
 from __future__ import annotations
 
@@ -7,12 +7,9 @@ import asyncio
 import gc
 from collections.abc import Iterator
 
-import httpx
 import pytest
-from fastapi import APIRouter, FastAPI
 
-from app.api.strict_json import PAUSE_COLLECTION_BYTES, StrictJsonRoute
-from app.gc_pause import YOUNG_THRESHOLD, collection_paused, freeze_startup_objects
+from app.gc_pause import collection_paused
 
 
 @pytest.fixture(autouse=True)
@@ -56,32 +53,4 @@ def test_an_error_still_ends_the_pause() -> None:
     gc.enable()
     with pytest.raises(RuntimeError), collection_paused():
         raise RuntimeError("boom")
-    assert gc.isenabled()
-
-
-def test_serving_processes_collect_the_young_generation_less_often() -> None:
-    before = gc.get_threshold()
-    try:
-        freeze_startup_objects()
-        assert gc.get_threshold() == (YOUNG_THRESHOLD, before[1], before[2])
-        assert gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*before)
-
-
-async def test_the_collector_is_paused_while_a_large_json_body_is_handled() -> None:
-    router = APIRouter(route_class=StrictJsonRoute)
-
-    @router.post("/entries")
-    async def entries(body: dict[str, list[int]]) -> dict[str, bool]:
-        return {"collecting": gc.isenabled()}
-
-    app = FastAPI()
-    app.include_router(router)
-    gc.enable()
-    large = {"entries": list(range(PAUSE_COLLECTION_BYTES // 4))}  # about 6 bytes per entry
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://api") as client:
-        assert (await client.post("/entries", json={"entries": [1, 2]})).json() == {"collecting": True}
-        assert (await client.post("/entries", json=large)).json() == {"collecting": False}
     assert gc.isenabled()

@@ -10,6 +10,9 @@ Writes go through one unit of work, :func:`write_transaction`, which commits or 
 reads through a read session (:func:`read_session`; :func:`run_read` runs a synchronous read of Core rows,
 the API's hot read paths in ``app.adapters.db.repositories.deletion_reads``, in one the same way).
 
+PostgreSQL: every checkout of a pooled connection is checked first with SQLAlchemy's ``pool_pre_ping``; a
+connection the database closed is replaced before a statement runs on it.
+
 A connection that cannot be opened at all (refused, unresolvable, timed out: the driver's ``OSError``)
 is raised as SQLAlchemy's ``DisconnectionError``, so that every database fault is one of SQLAlchemy's
 errors (``app.adapters.db.faults`` tells which mean an outage).
@@ -21,7 +24,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -39,7 +41,6 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 OUTCOME_ATTEMPTS = 4
 OUTCOME_PAUSE_SECONDS = 0.05
 log = logging.getLogger("kafka_purge.db")
-_SOCKET_CHECK_ONLY: ContextVar[bool] = ContextVar("purge_socket_check_only", default=False)
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -73,7 +74,6 @@ def create_engine(
         _install_sqlite_hooks(engine, foreign_keys=foreign_keys)
         return engine
     engine = create_async_engine(url, echo=echo, pool_pre_ping=True, **pool)
-    engine.sync_engine.dialect.do_ping = _ping_once  # type: ignore[method-assign]
     event.listen(engine.sync_engine, "connect", _learn_array_types)
     return engine
 
@@ -112,23 +112,6 @@ async def open_connections(engine: AsyncEngine) -> None:
             log.info("a database connection was not opened at start-up: %s", connection)
         else:
             await connection.close()
-
-
-def _ping_once(dbapi_connection: Any) -> bool:
-    """The pre-ping as one round trip. SQLAlchemy's asyncpg ping wraps its ``;`` in BEGIN ... ROLLBACK
-    (for PgBouncer in transaction mode; a lone ``;`` is fine there too): three round trips per checkout,
-    more than a small request's own queries. False makes the pool replace its connections, as a failed
-    ping does. Checkouts by :func:`run_read` only look at the socket (see there)."""
-    driver = dbapi_connection.driver_connection
-    if driver.is_closed():
-        return False
-    if _SOCKET_CHECK_ONLY.get():
-        return True
-    try:
-        await_only(driver.fetchrow(";"))
-    except Exception:
-        return False
-    return True
 
 
 def _install_sqlite_hooks(engine: AsyncEngine, *, foreign_keys: bool) -> None:
@@ -248,44 +231,32 @@ async def run_read(
     (autocommit on PostgreSQL), checkout included, in one ``AsyncSession.run_sync``: every step in one hop
     to the greenlet. For the API's hot reads.
 
-    The checkout skips the pre-ping round trip (as costly as a small query): a connection the database
-    closed is still refused when its socket has seen the close. One that died an instant ago (say the
-    database restarted) fails its first statement instead, which invalidates it and every older
-    connection of the pool; ``read`` then runs once more, on a pinged connection (so does one cut by any
-    other outage, ``app.adapters.db.faults``). A read changes nothing, so running it twice is safe; any
+    A read cut by an outage (``app.adapters.db.faults``; say its connection died after the checkout's
+    ping) runs once more, on another connection. A read changes nothing, so running it twice is safe; any
     other error is raised as is.
     """
     try:
-        return await _read_once(sessionmaker, False, read, args, kwargs)
+        return await _read_once(sessionmaker, read, args, kwargs)
     except SQLAlchemyError as exc:
         if not is_outage(exc):
             raise
-    return await _read_once(sessionmaker, True, read, args, kwargs)
+    return await _read_once(sessionmaker, read, args, kwargs)
 
 
 async def _read_once(
     sessionmaker: async_sessionmaker[AsyncSession],
-    ping: bool,
     read: Callable[..., T],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> T:
     async with sessionmaker() as session:
         try:
-            return await session.run_sync(_read_in, ping, read, args, kwargs)
+            return await session.run_sync(_read_in, read, args, kwargs)
         except OSError as exc:
             raise DisconnectionError(f"the database cannot be connected to ({type(exc).__name__})") from exc
 
 
-def _read_in(
-    session: Session, ping: bool, read: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> T:
-    # Runs in the greenlet of ``run_sync``: the flag is seen by _ping_once during this checkout only.
-    token = _SOCKET_CHECK_ONLY.set(not ping)
-    try:
-        bind = session.get_bind()
-        postgresql = bind.dialect.name == "postgresql"
-        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"} if postgresql else None)
-    finally:
-        _SOCKET_CHECK_ONLY.reset(token)
+def _read_in(session: Session, read: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    session.connection(execution_options={"isolation_level": "AUTOCOMMIT"} if postgresql else None)
     return read(session, *args, **kwargs)

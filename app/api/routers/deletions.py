@@ -77,11 +77,11 @@ async def create_deletion(
     idempotency_key: Annotated[
         str | None, Header(alias="Idempotency-Key", pattern=IDEMPOTENCY_KEY_PATTERN, description=KEY_HELP)
     ] = None,
-) -> DeletionRead:
+) -> DeletionRead | Response:
     """Accept a deletion request; -1 offsets are resolved to the current high watermark now."""
     if body.dry_run:
         preview = await preview_deletion(runtime, body, principal=principal, request_id=request_id)
-        return Response(preview, status_code=200, media_type="application/json")  # type: ignore[return-value]
+        return Response(preview.body, status_code=200, media_type="application/json")
     submission = await submit_deletion(
         runtime, body, principal=principal, request_id=request_id, idempotency_key=idempotency_key
     )

@@ -2,15 +2,16 @@
 deletion, nothing is stored or sent, and a ``deletion.previewed`` audit event keeps the summary and the
 SHA-256 of the preview.
 
-A preview of 10,000 partitions can list a quarter of a million (partition, group) entries, so the
-answer is built as plain JSON-ready data and encoded once: those exact bytes are hashed and sent. Per
-partition each group carries its offset and unread records; its state and members are in the summary.
+The answer is a :class:`PreviewDocument`: the ``DeletionPreview`` response model already encoded as
+JSON, the bytes hashed being the bytes sent. Per partition each group carries its offset and unread
+records; its state and members are in the summary.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +30,20 @@ from app.services.deletions.plan import Plan, plan_request, refuse_untouchable
 from app.services.runtime import Runtime
 
 MAX_SAMPLED = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewDocument:
+    """A ``DeletionPreview`` encoded as JSON: its canonical JSON (sorted keys, no whitespace) without
+    ``audit_event_id`` and ``preview_hash``, then those two. Written as text directly (``_partitions_json``,
+    byte for byte what ``canonical_json`` makes of the same content; ``tests/unit/services/deletions``
+    checks it and that the text validates as the model), not built as the response model: a preview of
+    10,000 partitions and 50 groups lists a quarter of a million (partition, group) entries, and
+    ``bench/preview_bench.py`` measured 2.12 s of service CPU per preview through ``DeletionPreview``
+    (validated, then ``model_dump_json``) against 1.08 s as text, both with the collector paused; the
+    target is 2 s."""
+
+    body: bytes
 
 
 def _cut_time(
@@ -143,10 +158,11 @@ def _summary(assessment: Assessment, every_group: list[UnconsumedGroup]) -> list
 
 async def preview_deletion(
     runtime: Runtime, request: DeletionCreate, *, principal: Principal, request_id: str
-) -> bytes:
-    """The preview as JSON bytes (``DeletionPreview``), after auditing it."""
+) -> PreviewDocument:
+    """The preview, after auditing it; with the cyclic collector paused (``app.gc_pause``)."""
     with collection_paused():
-        return await _preview(runtime, request, principal=principal, request_id=request_id)
+        body = await _preview(runtime, request, principal=principal, request_id=request_id)
+    return PreviewDocument(body)
 
 
 async def _preview(

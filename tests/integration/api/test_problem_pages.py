@@ -3,16 +3,14 @@ or JSON; an unknown one is a 404 problem."""
 
 from __future__ import annotations
 
-import json
-
 import httpx
 import pytest
 from helpers.api import PROBLEM, assert_problem
 
 import app.main  # noqa: F401 - every module defining an error class is imported with the app
+from app.api.body_deadline import TIMEOUT_SLUG, TIMEOUT_TITLE
 from app.api.problem_types import PROBLEM_TYPES
 from app.errors import PurgeError
-from app.server.protocol import REQUEST_TIMEOUT
 
 
 @pytest.fixture
@@ -34,9 +32,9 @@ def test_every_error_class_has_a_page_with_its_status_and_title() -> None:
         assert (page.status, page.title) == (error.status, error.title), error.__name__
 
 
-def test_the_request_timeout_written_by_the_protocol_has_a_page() -> None:
-    body = json.loads(REQUEST_TIMEOUT.split(b"\r\n\r\n", 1)[1])
-    assert body["type"] == PROBLEM_TYPES["request-timeout"].url
+def test_the_request_timeout_written_by_the_body_deadline_has_a_page() -> None:
+    page = PROBLEM_TYPES[TIMEOUT_SLUG]
+    assert (page.status, page.title) == (408, TIMEOUT_TITLE)
 
 
 async def test_the_type_of_an_answer_leads_to_its_page(

@@ -1,6 +1,6 @@
 """The read paths on both databases: ``run_read`` (a synchronous read, checkout included, in one hop to the
-greenlet; the checkout skips the pool's pre-ping and the read runs once more when its connection was dead)
-and ``read_session``; on PostgreSQL reads after the server dropped every connection, the connections
+greenlet; the read runs once more when its connection was dead) and ``read_session``, both checked out
+with the pool's pre-ping; on PostgreSQL reads after the server dropped every connection, the connections
 opened at start-up, and what a new connection learns when it opens."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def record_statements(engine: AsyncEngine) -> list[str]:
 
 
 def pings(engine: AsyncEngine) -> list[bool]:
-    """One entry per pre-ping that went to the server (``_ping_once`` sends ``;`` with the driver)."""
+    """One entry per pre-ping that went to the server (SQLAlchemy's asyncpg ping sends ``;``)."""
     sent: list[bool] = []
     original = engine.sync_engine.dialect.do_ping
 
@@ -82,17 +82,17 @@ async def test_reads_on_both_databases(engine: AsyncEngine, sessionmaker: Maker)
     assert statements == expected
 
 
-async def test_read_checkouts_skip_the_ping_and_sessions_keep_it(
+async def test_reads_and_sessions_ping_the_connections_they_take_from_the_pool(
     engine: AsyncEngine, sessionmaker: Maker, migrated_url: str
 ) -> None:
     postgresql_only(migrated_url)
     sent = pings(engine)
     await run_read(sessionmaker, select_one)  # a new connection: never pinged
     await run_read(sessionmaker, select_one)
-    assert sent == []
+    assert sent == [True]
     async with read_session(sessionmaker) as session:
         await session.execute(text("SELECT 1"))
-    assert sent == [True]
+    assert sent == [True, True]
 
 
 async def test_a_read_on_a_connection_that_died_runs_again(sessionmaker: Maker, migrated_url: str) -> None:

@@ -1,15 +1,18 @@
 """The preview's partitions written as JSON text directly are byte for byte what canonical_json makes
-of the same content: names with quotes, backslashes, control and non-ASCII characters, time cuts with
-and without sampled records, no groups and many."""
+of the same content, and valid as the response model's partitions: names with quotes, backslashes,
+control and non-ASCII characters, time cuts with and without sampled records, no groups and many."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from app.audit import canonical_json
 from app.domain.impact import GroupImpact, PartitionImpact, uncommitted
 from app.domain.offsets import OffsetSpec, PlannedCut
 from app.domain.ports import TimeOffset, TopicPartition
+from app.schemas.inspection import PartitionPreview
 from app.services.deletions.assessment import Assessment
 from app.services.deletions.plan import Plan
 from app.services.deletions.preview import _cut_time, _object_json, _partitions_json
@@ -69,6 +72,13 @@ def _as_dicts(plan: Plan, assessment: Assessment, samples: Any) -> list[dict[str
 def test_partitions_text_is_canonical_json() -> None:
     plan, assessment, samples = _preview()
     assert _partitions_json(plan, assessment, samples) == canonical_json(_as_dicts(plan, assessment, samples))
+
+
+def test_partitions_text_is_the_response_models_partitions() -> None:
+    plan, assessment, samples = _preview()
+    text = _partitions_json(plan, assessment, samples)
+    partitions = TypeAdapter(list[PartitionPreview]).validate_json(text)
+    assert [p.model_dump(mode="json") for p in partitions] == _as_dicts(plan, assessment, samples)
 
 
 def test_object_from_encoded_members_is_canonical_json() -> None:
