@@ -15,8 +15,11 @@ partitions holding records, the app with its executor on a freshly migrated data
 
 Calls made by the periodic loops (retention scheduler, audit checkpointer, webhook dispatcher, approval
 expiry) and their tasks are left out: they run beside the request, not for it. Transactions are the
-``begin`` events of SQLAlchemy's engines in each window. Prints a JSON report; ``--modules`` adds the
-module names.
+``begin`` events of SQLAlchemy's engines in each window; up to the commit, only those of the request's
+own task and of the group commit that stores it (the executor's loop polls beside them). The executor
+polls every 5 s: the instance that stores a deletion hands its rows to its own executor at once, so the
+outcome's window holds that work, not idle polls. Prints a JSON report; ``--modules`` adds the module
+names.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from kafka_emulator import EmulatedCluster
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 SECRET = "trace-secret"
 # Tasks that run beside a request rather than for it (``app.worker.periodic.Periodic`` and its children).
+REQUEST_TASK = "traced request"
 BESIDE = ("Periodic._run", "WebhookDispatcher", "lease of policy", "webhook delivery", "approval expiry")
 
 
@@ -74,8 +78,18 @@ class Trace:
             self.hops[self.window].add((caller, module))
 
     def began(self, *_: Any) -> None:
-        if self.window is not None and not _beside():
-            self.transactions[self.window] += 1
+        if self.window is None or _beside():
+            return
+        if self.window == "to_commit" and not _for_the_request():
+            return
+        self.transactions[self.window] += 1
+
+
+def _for_the_request() -> bool:
+    """Whether the running task is the request's own (httpx's ASGI transport runs the app in the caller's
+    task) or the group commit that stores it, not the executor's loop polling beside it."""
+    task = asyncio.current_task()
+    return task is not None and (task.get_name() == REQUEST_TASK or task.get_name() == "accept batcher")
 
 
 def _beside() -> bool:
@@ -151,7 +165,7 @@ async def follow(cluster: EmulatedCluster, url: str, status: Any, partitions: in
         database=DatabaseSettings(url=url),
         clusters={"demo": ClusterSettings(bootstrap_servers=cluster.bootstrap)},
         auth=AuthSettings(dev_issuer=True, dev_clients={"tracer": SecretStr(SECRET)}),
-        worker=WorkerSettings(poll_interval_seconds=0.05),
+        worker=WorkerSettings(poll_interval_seconds=5),
         super_users="User:tracer",
     )
     app = create_app(settings, run_executor=True)
@@ -206,13 +220,19 @@ def report(recorded: Trace, partitions: int, kind: str, names: bool) -> dict[str
     return result
 
 
+async def _named(work: Any) -> Trace:
+    asyncio.current_task().set_name(REQUEST_TASK)  # type: ignore[union-attr]
+    result: Trace = await work
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=3)
     parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--modules", action="store_true", help="list the main path's modules")
     args = parser.parse_args()
-    recorded = asyncio.run(trace(args.partitions, args.database))
+    recorded = asyncio.run(_named(trace(args.partitions, args.database)))
     print(json.dumps(report(recorded, args.partitions, args.database, args.modules), indent=2))
 
 
