@@ -47,9 +47,9 @@ from app.api.routers import (
     policies,
     webhooks,
 )
+from app.auth.principals import Memberships
 from app.domain.ports import KafkaGateway
 from app.schemas.common import problem_responses
-from app.services.approvals.memberships import Memberships
 from app.services.authorization import Authorization
 from app.settings import Settings, get_settings
 from app.worker.lifecycle import open_runtime
@@ -75,7 +75,7 @@ def create_app(
     authorization: Authorization | None = None,
 ) -> FastAPI:
     """The service. ``gateway`` and ``authorization`` default to the real ones built from settings
-    (authorization: KIP-11 ACLs per cluster, ``app.auth.authorization``)."""
+    (authorization: KIP-11 ACLs per cluster, ``app.auth.permissions``)."""
     settings = settings or get_settings()
 
     @asynccontextmanager

@@ -3,9 +3,7 @@
 Routers take ``principal: PrincipalDep``; ``create_app`` calls ``install(app, settings)`` once.
 """
 
-from app.auth.challenge import BearerChallenge
-from app.auth.dependency import PrincipalDep, current_principal
-from app.auth.principal import Principal
+from app.auth.principals import BearerChallenge, Principal, PrincipalDep, current_principal
 from app.auth.setup import AuthComponents, build_auth, install
 
 __all__ = [

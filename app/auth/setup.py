@@ -9,11 +9,9 @@ from typing import Any, Protocol
 from fastapi import FastAPI
 
 from app.auth.browser_login import BrowserLogin
-from app.auth.dev_issuer import DevIssuer
-from app.auth.dev_router import build_router
-from app.auth.jwks import JwksCache, KeySource, StaticKeys
-from app.auth.principal import Principal
-from app.auth.tokens import TokenValidator
+from app.auth.dev_issuer import DevIssuer, build_router
+from app.auth.principals import Principal
+from app.auth.tokens import JwksCache, KeySource, StaticKeys, TokenValidator
 from app.settings import Settings
 
 

@@ -69,7 +69,7 @@ def fresh_database(data_dir: Path) -> Path:
 
 
 async def run_demo(host: str, port: int, data_dir: Path) -> int:
-    from app.server.dev_issuer import check_dev_issuer
+    from app.auth.dev_issuer import check_dev_issuer
     from app.server.serve import bind_socket
 
     check_dev_issuer(Settings(auth=demo_auth()).auth, host)

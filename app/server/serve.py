@@ -14,7 +14,7 @@ from typing import Any
 
 import uvicorn
 
-from app.server.dev_issuer import check_dev_issuer
+from app.auth.dev_issuer import check_dev_issuer
 from app.server.migrations import migrate_database
 from app.server.processes import die_with_parent
 from app.settings import Settings

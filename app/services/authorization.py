@@ -1,5 +1,5 @@
 """The authorization the use cases ask before acting: a Protocol, implemented by
-``app.auth.authorization.KafkaAclAuthorization`` (KIP-11 ACLs per cluster)."""
+``app.auth.permissions.KafkaAclAuthorization`` (KIP-11 ACLs per cluster)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from app.domain.deletions import DeletionScope
 
 
 class Authorization(Protocol):
-    """What the routes ask before acting (``app.auth.authorization.KafkaAclAuthorization``: KIP-11).
+    """What the routes ask before acting (``app.auth.permissions.KafkaAclAuthorization``: KIP-11).
 
     The ``check_*`` methods raise ``Forbidden`` (and audit the refusal); ``can_view`` answers a bool
     because a deletion the caller may not see is a 404, never a 403.

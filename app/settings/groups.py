@@ -159,7 +159,7 @@ class AuthSettings(SettingsGroup):
     jwks_cache_seconds: float = Field(default=300.0, gt=0)
     dev_issuer: bool = False
     # The dev issuer mints tokens for anyone holding a dev client's secret: it listens on loopback only
-    # unless this is set (``app.server.dev_issuer``).
+    # unless this is set (``app.auth.dev_issuer``).
     dev_issuer_allow_remote: bool = False
     dev_clients: dict[str, SecretStr] = Field(default_factory=dict)
     dev_client_groups: dict[str, list[str]] = Field(default_factory=dict)

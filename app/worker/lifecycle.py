@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.kafka.cluster_acls import KafkaAclReader
-from app.auth.authorization import build_authorization
+from app.auth.permissions import build_authorization
 from app.domain.ports import KafkaGateway
 from app.services.authorization import Authorization
 from app.services.deletions.group_commit import AcceptBatcher

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 import yaml
 
-from app.server.dev_issuer import check_dev_issuer
+from app.auth.dev_issuer import check_dev_issuer
 from app.settings import Settings
 from app.settings.diagnostics import unknown_variable_warnings
 

@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from app.auth.challenge import BearerChallenge
-from app.auth.jwks import StaticKeys
-from app.auth.tokens import TokenValidator
+from app.auth.principals import BearerChallenge
+from app.auth.tokens import StaticKeys, TokenValidator
 from app.settings import AuthSettings
 
 TRUSTED = new_key("k1")

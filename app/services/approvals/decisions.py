@@ -3,7 +3,7 @@
 A caller may decide when, under every rule the request matched (its current approvers while the rule
 exists, else the approvers it had when the request was made), one of their principals is an approver
 and is neither the requester's user nor a group the requester belongs to (as recorded when they asked,
-or as their tokens reported since: ``app.services.approvals.memberships``; when neither knows their
+or as their tokens reported since: ``app.services.approvals.requesters``; when neither knows their
 groups, only a listed user approves); and when they may still
 DESCRIBE every topic of it (KIP-11, decided now: revoked rights refuse the decision, audited). Each
 principal decides once; a rejection ends the request; the ``required``-th approval approves it.

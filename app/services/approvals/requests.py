@@ -25,7 +25,7 @@ from app.services.approvals.decisions import (
     record,
     scope_of,
 )
-from app.services.approvals.memberships import requester_of
+from app.services.approvals.requesters import requester_of
 from app.services.retention.policy_access import visible_policies
 from app.services.runtime import Runtime
 

@@ -9,9 +9,8 @@ from helpers.auth_idp import AUDIENCE, ISSUER, good_claims, new_key
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from app.auth.challenge import BearerChallenge
-from app.auth.jwks import StaticKeys
-from app.auth.tokens import CACHE_SECONDS, TokenValidator, VerifiedTokens
+from app.auth.principals import BearerChallenge
+from app.auth.tokens import CACHE_SECONDS, StaticKeys, TokenValidator, VerifiedTokens
 from app.settings import AuthSettings
 
 KEY = new_key("k1")

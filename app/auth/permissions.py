@@ -34,7 +34,7 @@ from app.adapters.db.session import write_transaction
 from app.audit import append_event, events
 from app.audit.events import Actor
 from app.auth.acl_sources import AclReader, AclSources, KafkaAclSource, ServiceAclSource
-from app.auth.principal import Principal
+from app.auth.principals import Principal
 from app.domain.acl import CLUSTER_RESOURCE_NAME, Operation, ResourceType
 from app.domain.authorizer import Authorizer, Decision, parse_super_users
 from app.domain.deletions import DeletionScope
