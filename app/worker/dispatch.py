@@ -28,7 +28,6 @@ import contextlib
 import logging
 from collections import Counter, defaultdict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from operator import attrgetter
@@ -162,7 +161,7 @@ async def send_group(
         answers = gateway.delete_records_as_answered(
             group.cluster, offsets, leader_only=group.leader_only, timeout_ms=group.timeout_ms
         )
-        async with aclosing(answers):
+        async with contextlib.aclosing(answers):
             async for answer in answers:
                 chunk = {rows.pop(tp): outcome for tp, outcome in answer.items() if tp in rows}
                 if chunk:
