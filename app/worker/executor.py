@@ -30,17 +30,23 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.faults import fault_name, is_outage
 from app.adapters.db.repositories import claims as repo
+from app.adapters.db.repositories import write_back
 from app.adapters.db.session import write_transaction
 from app.domain.executor import Claim, Lease, Requester
 from app.domain.ports import KafkaGateway, PartitionOutcome
 from app.logs import log_context
 from app.settings import Settings
 from app.worker import metrics
-from app.worker.dispatch import SendGroup, group_claims, send_group
-from app.worker.leases import leases_kept
+from app.worker.dispatch import (
+    GroupReport,
+    Reauthorizer,
+    SendGroup,
+    group_claims,
+    leases_kept,
+    send_group,
+    withhold_revoked,
+)
 from app.worker.outcomes import WriteBack
-from app.worker.reauthorization import Reauthorizer, withhold_revoked
-from app.worker.reporting import GroupReport
 from app.worker.retries import Policy, decide
 
 log = logging.getLogger("kafka_purge.worker")
@@ -209,15 +215,12 @@ class Executor:
     async def _mark_started(self, claims: Sequence[Claim]) -> None:
         try:
             async with write_transaction(self._sessionmaker) as session:
-                await repo.mark_started(session, sorted({c.deletion_id for c in claims}), now=utcnow())
+                await write_back.mark_started(session, sorted({c.deletion_id for c in claims}), now=utcnow())
         except DBAPIError:
             # Cosmetic only: the first write-back rolls the status up anyway.
             log.warning("could not mark %d claimed partitions' deletions as started", len(claims))
 
     async def _process(self, claims: Sequence[Claim], requesters: Mapping[str, Requester]) -> int:
-        return await self._process_batch(claims, requesters)
-
-    async def _process_batch(self, claims: Sequence[Claim], requesters: Mapping[str, Requester]) -> int:
         groups = group_claims(claims, utcnow(), self._policy_map(claims))
         # Marking the deletions started runs alongside the sends, after them.
         results = await asyncio.gather(
@@ -274,7 +277,7 @@ class Executor:
         self, group: SendGroup, requesters: Mapping[str, Requester]
     ) -> AsyncGenerator[dict[int, PartitionOutcome], None]:
         """Outcomes by row id, as the leaders answer; partitions whose requester lost DELETE are not sent
-        (``app.worker.reauthorization``)."""
+        (``app.worker.dispatch``)."""
         if self._reauthorizer is not None:
             group, withheld = await withhold_revoked(
                 self._reauthorizer, self._sessionmaker, group, requesters

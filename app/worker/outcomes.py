@@ -21,7 +21,7 @@ Each leader's answer is decided as it arrives (``app.worker.retries``) and writt
    which every other appender waits for.
 
 The rows still waiting for an answer keep their leases renewed (``WriteBack.leased``,
-``app.worker.leases``). A write that fails ``APPLY_ATTEMPTS`` times leaves its rows leased until the
+``app.worker.dispatch``). A write that fails ``APPLY_ATTEMPTS`` times leaves its rows leased until the
 lease runs out; then any instance claims and sends them again (the stored concrete offset makes that
 harmless).
 """
@@ -40,11 +40,12 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.faults import fault_name, is_outage
-from app.adapters.db.repositories import claims as repo
-from app.adapters.db.repositories.claims import Claim, PartitionUpdate
+from app.adapters.db.repositories import write_back as repo
+from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events, events
 from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
+from app.domain.executor import Claim
 from app.services.webhooks.outbox import ended_events, enqueue_events
 
 log = logging.getLogger("kafka_purge.worker")

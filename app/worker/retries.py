@@ -19,9 +19,10 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from app.adapters.db.repositories.claims import Claim, PartitionUpdate
+from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.kafka.error_codes import classify, describe
 from app.domain.deletions import PartitionStatus
+from app.domain.executor import Claim
 from app.domain.ports import PartitionOutcome
 from app.settings import WorkerSettings
 

@@ -97,7 +97,7 @@ class PartitionDeletion(Base):
     __tablename__ = "partition_deletion"
     # No index on a column the executor's write-back changes (status, offsets, lease, next attempt), and
     # half of each page left free: PostgreSQL then updates a row on its own page without touching the
-    # indexes (a HOT update). Due rows are found through the active deletions (``claims.claiming``).
+    # indexes (a HOT update). Due rows are found through the active deletions (``claims``).
     __table_args__ = (
         UniqueConstraint("deletion_id", "topic", "partition"),
         {"postgresql_with": {"fillfactor": 50}},

@@ -166,7 +166,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "THROTTLING_QUOTA_EXCEEDED": "The broker throttled the request; retried.",
     "UNKNOWN_TOPIC_ID": "The topic id is unknown to the broker; retried after a metadata refresh.",
     "INCONSISTENT_TOPIC_ID": "The topic id does not match the broker's; retried after a metadata refresh.",
-    # Not a Kafka error: the service's own re-check before sending (app/worker/reauthorization.py).
+    # Not a Kafka error: the service's own re-check before sending (app/worker/dispatch.py).
     "AUTHORIZATION_REVOKED": "The requester's DELETE permission on the topic was revoked after the deletion "
     "was accepted; nothing was sent for this partition.",
 }

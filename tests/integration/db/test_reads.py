@@ -18,9 +18,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
-from app.adapters.db.repositories.claims import Lease
 from app.adapters.db.repositories.deletions import PlannedPartition, create_deletions
 from app.adapters.db.session import create_engine, open_connections, read_session, run_read
+from app.domain.executor import Lease
 from app.domain.ports import TopicPartition
 
 Maker = async_sessionmaker[AsyncSession]

@@ -10,7 +10,7 @@ from helpers.worker import Target, deletion_status, insert_deletion, partitions_
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import claims as repo
-from app.adapters.db.repositories.claims import PartitionUpdate
+from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import create_engine, make_sessionmaker, write_transaction
 from app.domain.deletions import PartitionStatus
 from app.worker.outcomes import apply_updates

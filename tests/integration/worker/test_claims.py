@@ -17,9 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories import claims as repo
-from app.adapters.db.repositories.claims import Claim, PartitionUpdate
+from app.adapters.db.repositories import write_back
+from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.domain.deletions import PartitionStatus
+from app.domain.executor import Claim
 from app.worker.outcomes import apply_updates
 
 Maker = async_sessionmaker[AsyncSession]
@@ -202,7 +204,7 @@ async def test_a_deletion_row_is_locked_before_the_roll_up(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets[:1])
     async with write_transaction(sessionmaker) as session:
-        assert await repo.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: "pending"}
+        assert await write_back.lock_deletions(session, [deletion_id, "missing"]) == {deletion_id: "pending"}
         await session.execute(update(Deletion).where(Deletion.id == deletion_id).values(status="in_progress"))
     assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
 
@@ -227,7 +229,9 @@ async def test_written_outcomes_read_back_exactly(sessionmaker: Maker, targets: 
         for i, c in enumerate(claims)
     ]
     async with write_transaction(sessionmaker) as session:
-        written = await repo.write_updates(session, updates, deletions=[deletion_id], owner="w1", now=now)
+        written = await write_back.write_updates(
+            session, updates, deletions=[deletion_id], owner="w1", now=now
+        )
     assert written == {c.id for c in claims}
     rows = {row.id: row for row in await partitions_of(sessionmaker, deletion_id)}
     for update_ in updates:
@@ -266,7 +270,7 @@ async def test_the_completion_summary_is_every_row_as_stored(sessionmaker: Maker
         e["deletion_id"]: e["details"] for e in await audit_events(sessionmaker, "deletion.completed")
     }
     async with write_transaction(sessionmaker) as session:
-        read_back = await repo.partition_outcomes(session, [whole, kept])
+        read_back = await write_back.partition_outcomes(session, [whole, kept])
     for deletion_id in (whole, kept):
         assert summaries[deletion_id]["partitions"] == read_back[deletion_id]
     assert summaries[whole]["counts"] == {"failed": 7, "succeeded": 7}

@@ -24,9 +24,11 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import claims as repo
-from app.adapters.db.repositories.claims import Claim, PartitionUpdate
+from app.adapters.db.repositories import write_back
+from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.domain.deletions import PartitionStatus
+from app.domain.executor import Claim
 from app.worker import outcomes
 from app.worker.outcomes import APPLY_ATTEMPTS, WriteBack
 
@@ -99,7 +101,7 @@ async def test_a_large_deletion_answered_by_leaders_is_summarized_as_read_back(
     assert writer.result.completed == [deletion_id]
     [completed] = await audit_events(sessionmaker, "deletion.completed")
     async with write_transaction(sessionmaker) as session:
-        [read_back] = (await repo.partition_outcomes(session, [deletion_id])).values()
+        [read_back] = (await write_back.partition_outcomes(session, [deletion_id])).values()
     assert completed["details"]["partitions"] == read_back
     assert completed["details"]["counts"] == {"failed": len(targets) // 5, "succeeded": len(targets) * 4 // 5}
     assert len(await audit_events(sessionmaker, "deletion.partition_failed")) == len(targets) // 5

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from helpers.claims import claim
 
-from app.adapters.db.repositories.claims import PartitionUpdate
+from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.audit import rendered
 from app.audit.events import EXECUTOR_PRINCIPAL
 from app.domain.deletions import DeletionStatus, PartitionStatus

@@ -10,8 +10,7 @@ from typing import NamedTuple
 from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.adapters.db.repositories.claims.claiming import ACTIVE_DELETION
-from app.adapters.db.repositories.claims.common import CLAIMABLE, DELETIONS, PD
+from app.adapters.db.repositories.claims import ACTIVE_DELETION, CLAIMABLE, DELETIONS, PD
 
 
 class BacklogRow(NamedTuple):

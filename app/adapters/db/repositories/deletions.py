@@ -22,8 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import TypeDecorator
 
 from app.adapters.db.models import Deletion, PartitionDeletion
-from app.adapters.db.repositories.claims.claiming import lease_claims, leased_claims
-from app.adapters.db.repositories.claims.common import integer_array, text_array
+from app.adapters.db.repositories.claims import lease_claims, leased_claims
+from app.adapters.db.repositories.write_back import integer_array, text_array
 from app.domain.deletions import PartitionStatus
 from app.domain.executor import Claim, Lease
 from app.domain.ports import TopicPartition
@@ -84,7 +84,7 @@ INSERT_TASKS = insert(TASKS)
 # here one pass over rows that in practice come in id order. Every deletion column is bound: one
 # missing from the text fails at import.
 # The task columns are bound as array texts and cast in SQL: asyncpg would encode the six lists element by
-# element (``claims.writing`` does the same for the write-back).
+# element (``write_back`` does the same for the write-back).
 TASK_ARRAYS = (
     "task_deletion",
     "task_topics",

@@ -1,31 +1,52 @@
-"""Claiming due rows, renewing and giving back leases."""
+"""The executor's work queue: partition rows claimed with leases (their fenced writes: ``write_back``).
+
+A row is *due* when its status is pending, in_progress or leader_truncated, ``next_attempt_at`` has come,
+nobody holds a live lease on it, and its deletion is not cancelled. A lease is held while
+``lease_expires_at`` is set and in the future; giving it back clears ``lease_expires_at`` but keeps
+``lease_owner``, so the row (and the completion audit) names the instance that claimed it last.
+Claiming sets the lease, moves pending to in_progress, counts the attempt and bumps ``fence``; every later
+write by the claimer names the fence it claimed with, so a worker whose lease expired (and whose row was
+claimed again) changes nothing.
+
+PostgreSQL claims with ``SELECT ... FOR UPDATE SKIP LOCKED`` then one UPDATE, in one transaction, so
+concurrent instances never wait on each other. SQLite ignores SKIP LOCKED (SQLAlchemy drops it silently);
+there the claim is one ``UPDATE ... RETURNING`` inside the BEGIN IMMEDIATE of ``write_transaction``, which
+already serializes writers.
+
+The deadline (``deadline_at``) is set on a row's first claim, i.e. counted from the first send: a service
+that was down when the request arrived does not fail work it never started.
+
+A new deletion's first batch can be claimed by the transaction that stores it (``Lease``): its first
+rows are inserted in the state a claim leaves them in and come back as claims from the insert
+(``deletions.create_deletions``; SQLite reads them back with ``leased_claims``), so the accepting
+instance's executor sends them at once, without a claim round of its own. To every other instance they
+are rows under a live lease, like any claimed row.
+
+Functions only flush; the caller's transaction commits.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any, cast
 
-from sqlalchemy import bindparam, case, func, literal, or_, select, update
+from sqlalchemy import BigInteger, String, Table, any_, bindparam, case, func, literal, or_, select, update
 from sqlalchemy import cast as cast_
-from sqlalchemy.dialects.postgresql import TIMESTAMP
+from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
-from app.adapters.db.models import Deletion
-from app.adapters.db.repositories.claims.common import (
-    CLAIMABLE,
-    DELETIONS,
-    PD,
-    any_of,
-    chunks,
-    id_in,
-    is_postgresql,
-)
+from app.adapters.db.models import Deletion, PartitionDeletion
 from app.domain.deletions import CLAIMABLE_DELETION_STATUSES, PartitionStatus
 from app.domain.executor import Claim, Lease
 
+PD = cast(Table, PartitionDeletion.__table__)
+DELETIONS = cast(Table, Deletion.__table__)
+CLAIMABLE = (PartitionStatus.PENDING, PartitionStatus.IN_PROGRESS, PartitionStatus.LEADER_TRUNCATED)
+# SQLite allows 32,766 bound variables per statement; stay well below it.
+CHUNK = 5_000
 CLAIM_COLUMNS = (
     PD.c.id,
     PD.c.deletion_id,
@@ -41,6 +62,31 @@ STATUSES = {status.value: status for status in PartitionStatus}
 ACTIVE_DELETION = tuple(sorted(status.value for status in CLAIMABLE_DELETION_STATUSES))
 # A deletion's cluster, leader_only, timeout_ms and request_id: what each of its claims carries.
 DeletionFacts = tuple[str, bool, int, str]
+
+
+def is_postgresql(session: AsyncSession) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def chunks(ids: Sequence[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), CHUNK):
+        yield list(ids[start : start + CHUNK])
+
+
+def id_in(ids: Sequence[int], postgresql: bool) -> ColumnElement[bool]:
+    if postgresql:
+        return PD.c.id == any_(bindparam("claim_ids", list(ids), type_=ARRAY(BigInteger)))
+    return PD.c.id.in_(list(ids))
+
+
+def any_of(column: ColumnElement[str], values: Iterable[str], postgresql: bool) -> ColumnElement[bool]:
+    """``column IN values``; on PostgreSQL ``column = ANY(:array)``: one statement text whatever the number
+    of values, so asyncpg prepares it once (an IN list renders one parameter per value, a new statement
+    for each batch size)."""
+    ordered = sorted(values)
+    if postgresql:
+        return column == any_(bindparam(f"{column.key}_values", ordered, type_=ARRAY(String)))
+    return column.in_(ordered)
 
 
 def _due(now: datetime, active: ColumnElement[bool]) -> list[ColumnElement[bool]]:

@@ -22,28 +22,33 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import groupby
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import BigInteger, bindparam, func, select, text, update
 from sqlalchemy.dialects.postgresql import TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion
-from app.adapters.db.repositories.claims.common import (
-    DELETIONS,
-    PD,
-    PartitionUpdate,
-    any_of,
-    chunks,
-    id_in,
-    integer_array,
-    is_postgresql,
-    text_array,
-)
+from app.adapters.db.repositories.claims import DELETIONS, PD, any_of, chunks, id_in, is_postgresql
 from app.domain.deletions import DeletionStatus, PartitionStatus
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
+
+
+class PartitionUpdate(NamedTuple):
+    """The state a worker writes back for one claimed row (applied only if ``fence`` is still current)."""
+
+    id: int
+    fence: int
+    status: PartitionStatus
+    low_watermark: int | None
+    leader_log_start_offset: int | None
+    error_code: str | None
+    error_message: str | None
+    next_attempt_at: datetime
+
+
 POSTGRESQL_UPDATE = text(
     """
     WITH written AS (
@@ -125,6 +130,24 @@ def postgresql_update_params(
         "messages": text_array(messages),
         "nexts": integer_array([microseconds[moment] for moment in nexts]),
     }
+
+
+def integer_array(values: Sequence[int | None]) -> str:
+    """``values`` as a PostgreSQL array literal (None is NULL)."""
+    if None not in values:
+        return "{" + ",".join(map(str, values)) + "}"
+    return "{" + ",".join(["NULL" if value is None else str(value) for value in values]) + "}"
+
+
+def text_array(values: Sequence[str | None]) -> str:
+    """``values`` as a PostgreSQL array literal: each text quoted, backslash and quote escaped (the only
+    characters special inside quotes); None is NULL."""
+    quoted = {
+        value: '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        for value in set(values)
+        if value is not None
+    }
+    return "{" + ",".join(["NULL" if value is None else quoted[value] for value in values]) + "}"
 
 
 async def _held_fences(session: AsyncSession, *, owner: str, ids: Sequence[int]) -> dict[int, int]:
