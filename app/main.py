@@ -29,7 +29,7 @@ from app.api.middleware import (
     MetricsMiddleware,
     RequestIdMiddleware,
 )
-from app.api.openapi import install_openapi
+from app.api.openapi_document import install_openapi
 from app.api.problem_pages import router as problem_pages
 from app.api.problems import install_problem_handlers
 from app.api.routers import (
