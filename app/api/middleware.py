@@ -1,5 +1,5 @@
-"""The request pipeline's pure ASGI middleware, outermost first as ``app.main`` adds them: request ids,
-request metrics, the body's deadline, the body-size guard, control characters in the path and query.
+"""The request pipeline's pure ASGI middleware, in the order a request meets them (``app.main``): request
+ids, request metrics, the body's deadline, the body-size guard, control characters in the path and query.
 
 The body's deadline runs from the moment the app is called, which is when the server has read the
 request's head, for ``PURGE_LIMITS_BODY_TIMEOUT_SECONDS``: a client sending a body a byte at a time
