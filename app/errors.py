@@ -17,7 +17,7 @@
     ├── MalformedRequest (400)           - the HTTP request itself cannot be read (a bad Content-Length)
     ├── UnsupportedMediaType (415)       - a body that is not application/json
     ├── ServiceUnavailable (503)         - a dependency (database, cluster) cannot be reached now
-    │   └── DatabaseUnavailable (503)    - the database cannot be used now (``app.api.database_route``)
+    │   └── DatabaseUnavailable (503)    - the database cannot be used now (``app.api.routing``)
     └── AuditChainBroken (503)           - the audit chain cannot take the next event (tampered with)
 
 API handlers raise these; ``app/api/problems.py`` renders every one as RFC 9457 problem+json.

@@ -20,16 +20,16 @@ from app import auth
 from app.adapters.db.migrate import upgrade
 from app.adapters.db.session import create_engine, make_sessionmaker, open_connections
 from app.adapters.kafka import KafkaClusters
-from app.api.body_deadline import BodyDeadlineMiddleware
 from app.api.docs import install_docs
 from app.api.guards import CanReadAudit
 from app.api.middleware import (
+    BodyDeadlineMiddleware,
     BodySizeLimitMiddleware,
     ControlCharacterMiddleware,
     MetricsMiddleware,
     RequestIdMiddleware,
 )
-from app.api.openapi import install_openapi
+from app.api.openapi_document import install_openapi
 from app.api.problem_pages import router as problem_pages
 from app.api.problems import install_problem_handlers
 from app.api.routers import (

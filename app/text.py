@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import parse_qsl
 
 _FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _FORBIDDEN_IN_BODY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -28,6 +29,23 @@ CONTROL_CHARACTER_DETAIL = "Control characters are not allowed here."
 def has_control_character(text: str) -> bool:
     """Whether ``text`` holds a character refused in parameters, names and claims."""
     return _FORBIDDEN.search(text) is not None
+
+
+def control_character_parameter(path: str, query: str) -> tuple[str, str] | None:
+    """(name, "path" or "query") of the first place a control character is in a request's path or its
+    (latin-1 decoded) query string, or None. The problem names the parameter, never its value; a query
+    parameter with a control character in its name is "query"."""
+    if has_control_character(path):
+        return "path", "path"
+    if "%" not in query and not has_control_character(query):
+        return None
+    # Decoded as Starlette decodes it for the routes (UTF-8, undecodable bytes replaced).
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if has_control_character(name):
+            return "query", "query"
+        if has_control_character(value):
+            return name, "query"
+    return None
 
 
 def control_character_pointer(body: bytes, value: Any) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import Depends
 
-from app.api.deps import AuthorizationDep, RequestIdDep
+from app.api.routing import AuthorizationDep, RequestIdDep
 from app.auth import PrincipalDep
 
 

@@ -1,5 +1,15 @@
-"""Pure ASGI middleware: request ids, the body-size guard, control characters in the path and query,
-and request metrics.
+"""The request pipeline's pure ASGI middleware, in the order a request meets them (``app.main``): request
+ids, request metrics, the body's deadline, the body-size guard, control characters in the path and query.
+
+The body's deadline runs from the moment the app is called, which is when the server has read the
+request's head, for ``PURGE_LIMITS_BODY_TIMEOUT_SECONDS``: a client sending a body a byte at a time
+would otherwise hold its connection, its task and the bytes read so far for as long as it likes. When
+it passes before the body's last byte, the client gets a ``408`` problem (unless a response has started)
+with ``connection: close``, and whatever the app sends after that is dropped. A request without a body,
+a body read to its end, and the time a handler takes are not limited. The head's deadline is not the
+app's to keep (an ASGI app is called once the head is in): the reverse proxy in front keeps it
+(``deploy/nginx/kafka-purge.conf``, nginx's ``client_header_timeout``); uvicorn's ``timeout_keep_alive``
+closes a kept-alive connection that stays idle between requests.
 
 The body-size guard answers 413 before the app parses anything: when Content-Length is over the limit,
 and for bodies without a Content-Length (chunked) as soon as the bytes read exceed it (such bodies are
@@ -16,23 +26,24 @@ Content-Length cannot be read (where its body ends is unknown).
 
 from __future__ import annotations
 
-import json
+import asyncio
 import re
 import time
 import uuid
 from functools import lru_cache
 from typing import Any
-from urllib.parse import parse_qsl
 
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.problems import PROBLEM_MEDIA_TYPE, problem_body, request_id_of
+from app.api.problems import send_problem
 from app.logs import log_context
 from app.metrics import http_request_duration_seconds, http_requests_total
-from app.text import CONTROL_CHARACTER_DETAIL, has_control_character
+from app.text import CONTROL_CHARACTER_DETAIL, control_character_parameter
 
 REQUEST_ID_HEADER = b"x-request-id"
+TIMEOUT_SLUG = "request-timeout"
+TIMEOUT_TITLE = "Request Timeout"
 DRAIN_BYTES = 16 * 1024 * 1024
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:\-]{1,64}")
 
@@ -69,36 +80,70 @@ class RequestIdMiddleware:
             await self.app(scope, receive, send_with_id)
 
 
-async def send_problem(
-    scope: Scope,
-    send: Send,
-    status: int,
-    slug: str,
-    title: str,
-    detail: str,
-    errors: list[dict[str, str]] | None = None,
-    *,
-    close: bool,
-) -> None:
-    body = problem_body(
-        status=status,
-        slug=slug,
-        title=title,
-        detail=detail,
-        instance=scope.get("path"),
-        request_id=request_id_of(scope),
-    )
-    if errors is not None:
-        body["errors"] = errors
-    payload = json.dumps(body).encode()
-    headers = [
-        (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
-        (b"content-length", str(len(payload)).encode()),
-    ]
-    if close:
-        headers.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+class BodyTimedOut(Exception):
+    """Raised by ``receive`` when the body's deadline passed; the middleware answers for it, whichever
+    error the app makes of it on its way out."""
+
+
+class _Reading:
+    """One request's body as the deadline sees it."""
+
+    __slots__ = ("complete", "response_started", "timed_out")
+
+    def __init__(self) -> None:
+        self.complete = False
+        self.timed_out = False
+        self.response_started = False
+
+
+def _has_body(scope: Scope) -> bool:
+    for key, value in scope.get("headers", ()):
+        if key == b"transfer-encoding" or (key == b"content-length" and value not in (b"0", b"")):
+            return True
+    return False
+
+
+class BodyDeadlineMiddleware:
+    def __init__(self, app: ASGIApp, timeout_seconds: float) -> None:
+        self.app = app
+        self.timeout_seconds = timeout_seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _has_body(scope):
+            await self.app(scope, receive, send)
+            return
+        deadline = asyncio.get_running_loop().time() + self.timeout_seconds
+        reading = _Reading()
+
+        async def receive_by_deadline() -> Message:
+            if reading.complete:
+                return await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                reading.timed_out = True
+                raise BodyTimedOut from None
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                reading.complete = True
+            return message
+
+        async def send_in_time(message: Message) -> None:
+            if reading.timed_out:
+                return
+            if message["type"] == "http.response.start":
+                reading.response_started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive_by_deadline, send_in_time)
+        except Exception:
+            # Whatever the app raises once the body is late follows from it: the answer is the 408.
+            if not reading.timed_out:
+                raise
+        if reading.timed_out and not reading.response_started:
+            detail = "The request body was not received in time."
+            await send_problem(scope, send, 408, TIMEOUT_SLUG, TIMEOUT_TITLE, detail, close=True)
 
 
 class BodySizeLimitMiddleware:
@@ -113,15 +158,8 @@ class BodySizeLimitMiddleware:
         declared = _header(scope, b"content-length")
         if declared is not None:
             if not declared.isdigit():
-                await send_problem(
-                    scope,
-                    send,
-                    400,
-                    "malformed-request",
-                    "Malformed request",
-                    "Bad Content-Length",
-                    close=True,
-                )
+                bad = ("malformed-request", "Malformed request", "Bad Content-Length")
+                await send_problem(scope, send, 400, *bad, close=True)
             elif int(declared) > self.max_body_bytes:
                 drained = int(declared) <= DRAIN_BYTES and await _drained(scope, receive, 0)
                 await self._too_large(scope, send, close=not drained)
@@ -196,7 +234,8 @@ class ControlCharacterMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        refused = _refused_parameter(scope)
+        query = bytes(scope.get("query_string", b"")).decode("latin-1")
+        refused = control_character_parameter(scope.get("path", ""), query)
         if refused is None:
             await self.app(scope, receive, send)
             return
@@ -204,33 +243,8 @@ class ControlCharacterMiddleware:
         error = {"parameter": name, "in": where, "detail": CONTROL_CHARACTER_DETAIL}
         detail = "The request has invalid fields; see errors."
         drained = await _drained(scope, receive, 0)
-        await send_problem(
-            scope,
-            send,
-            422,
-            "validation-failed",
-            "Request is not valid",
-            detail,
-            [error],
-            close=not drained,
-        )
-
-
-def _refused_parameter(scope: Scope) -> tuple[str, str] | None:
-    """(name, "path" or "query") of the first place a control character is, or None. The problem names
-    the parameter, never its value; a query parameter with a control character in its name is "query"."""
-    if has_control_character(scope.get("path", "")):
-        return "path", "path"
-    query = bytes(scope.get("query_string", b"")).decode("latin-1")
-    if "%" not in query and not has_control_character(query):
-        return None
-    # Decoded as Starlette decodes it for the routes (UTF-8, undecodable bytes replaced).
-    for name, value in parse_qsl(query, keep_blank_values=True):
-        if has_control_character(name):
-            return "query", "query"
-        if has_control_character(value):
-            return name, "query"
-    return None
+        refusal = ("validation-failed", "Request is not valid", detail, [error])
+        await send_problem(scope, send, 422, *refusal, close=not drained)
 
 
 class MetricsMiddleware:

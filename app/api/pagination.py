@@ -4,6 +4,7 @@ A cursor only ever names an item its caller was shown (a list the caller sees on
 from the visible items), so decoding one tells the caller nothing new. Cursors come back from clients,
 so every value is checked before it reaches a query: integers within the column's range, strings
 without control characters (PostgreSQL refuses NUL in text), the right number and types of values.
+``page_limit`` is the page size a request asks for, within the configured limits.
 """
 
 from __future__ import annotations
@@ -11,12 +12,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import Row
+
 from app.api.problems import invalid_parameter
 from app.errors import ValidationFailed
+from app.schemas.deletions import PartitionRead
+from app.services.runtime import Runtime
 from app.text import has_control_character
 
 MAX_CURSOR_LENGTH = 512
@@ -78,3 +84,20 @@ def cursor_time(text: str) -> datetime:
 
 def _invalid() -> ValidationFailed:
     return invalid_parameter("cursor", "The cursor is not one this service returned.")
+
+
+def page_limit(runtime: Runtime, limit: int | None) -> int:
+    limits = runtime.settings.limits
+    if limit is None:
+        return limits.page_size
+    if limit > limits.max_page_size:
+        raise invalid_parameter("limit", f"limit must be at most {limits.max_page_size}")
+    return limit
+
+
+def partition_read(row: Row[Any]) -> PartitionRead:
+    return PartitionRead.model_validate(row, from_attributes=True)
+
+
+def partition_cursor(rows: Sequence[Row[Any]], limit: int) -> str | None:
+    return encode_cursor(rows[-1].topic, rows[-1].partition) if len(rows) == limit else None

@@ -1,6 +1,7 @@
 """RFC 9457 problem+json for every error the API returns: the only exception handlers of the app.
 
-A problem's ``type`` is ``/problems/<slug>``, a page the service serves (``app.api.problem_pages``).
+A problem's ``type`` is ``/problems/<slug>``, a page the service serves (``app.api.problem_pages``);
+``send_problem`` writes one from an ASGI middleware, before any route runs.
 Bodies never echo the request: validation errors carry a JSON pointer (``#/partitions/3/offset``) or
 a parameter name and a fixed message, capped at ``MAX_ERRORS`` entries. 500s say nothing internal;
 the ``request_id`` member correlates them with the server log.
@@ -8,6 +9,7 @@ the ``request_id`` member correlates them with the server log.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import MutableMapping
@@ -18,6 +20,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
+from starlette.types import Scope, Send
 
 from app.api.problem_types import PROBLEM_TYPES
 from app.errors import FieldError, PurgeError, ValidationFailed, type_url
@@ -47,6 +50,38 @@ def problem_body(
         body["instance"] = instance
     body["request_id"] = request_id
     return body
+
+
+async def send_problem(
+    scope: Scope,
+    send: Send,
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    errors: list[dict[str, str]] | None = None,
+    *,
+    close: bool,
+) -> None:
+    body = problem_body(
+        status=status,
+        slug=slug,
+        title=title,
+        detail=detail,
+        instance=scope.get("path"),
+        request_id=request_id_of(scope),
+    )
+    if errors is not None:
+        body["errors"] = errors
+    payload = json.dumps(body).encode()
+    headers = [
+        (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
 
 
 def problem_response(

@@ -1,4 +1,4 @@
-"""The KIP-11 implementation of the API's authorization hook (``app.api.deps.Authorization``).
+"""The KIP-11 implementation of the API's authorization hook (``app.services.authorization.Authorization``).
 
 What each action needs, on the cluster the deletion or ACL belongs to:
 

@@ -112,7 +112,7 @@ _EXAMPLES = {
 
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """``responses=`` for a route: each status documented with the Problem schema and an example (the
-    OpenAPI post-processing in ``app.openapi`` files them under application/problem+json)."""
+    OpenAPI post-processing in ``app.api.openapi_document`` files them under application/problem+json)."""
     return {
         status: {
             "model": Problem,

@@ -1,5 +1,5 @@
 """Deletion request and response schemas. Requests are strict: no ``true``, ``"42"`` or ``42.5`` as
-integers (``42.0`` is 42, as JSON Schema counts it: ``app.api.strict_json``), no unknown fields; topic
+integers (``42.0`` is 42, as JSON Schema counts it: ``app.api.routing``), no unknown fields; topic
 names follow Kafka's rules as a full match."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def make_server(
 ) -> uvicorn.Server:
     from app.main import create_app
 
-    # A request's body has a deadline in the app (app.api.body_deadline); its head has one in the reverse
+    # A request's body has a deadline in the app (app.api.middleware); its head has one in the reverse
     # proxy (deploy/nginx/kafka-purge.conf). An idle kept-alive connection closes after uvicorn's
     # timeout_keep_alive.
     app = create_app(settings, run_executor=start_executor)

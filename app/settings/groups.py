@@ -203,7 +203,7 @@ class LimitSettings(SettingsGroup):
     page_size: int = Field(default=100, ge=1)
     max_page_size: int = Field(default=1_000, ge=1)
     # How long a client may take to send a request's body once its head is in; past it the connection gets
-    # a 408 and is closed (``app.api.body_deadline``). The head's deadline is the reverse proxy's.
+    # a 408 and is closed (``app.api.middleware``). The head's deadline is the reverse proxy's.
     body_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
 
 

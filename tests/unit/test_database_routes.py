@@ -1,5 +1,5 @@
 """Every route that can reach the database answers its faults as 503 ``database-unavailable``: each is a
-``DatabaseRoute`` (``app.api.database_route``), so a router added without it fails here, and the OpenAPI
+``DatabaseRoute`` (``app.api.routing``), so a router added without it fails here, and the OpenAPI
 document lists the 503 on each of their operations."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pkgutil
 from fastapi import APIRouter
 
 from app.api import routers
-from app.api.database_route import DatabaseRoute
+from app.api.routing import DatabaseRoute
 from app.openapi import document
 
 # Operations that never touch the database: the token issuer and its keys, liveness.

@@ -7,11 +7,10 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Query
 
-from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import ACL_EXAMPLES
 from app.api.paths import ClusterPath
 from app.api.response_examples import ACL_CREATED_EXAMPLE
-from app.api.strict_json import StrictJsonRoute
+from app.api.routing import RequestIdDep, RuntimeDep, StrictJsonRoute
 from app.auth import PrincipalDep
 from app.domain.acl import (
     AclFilter,

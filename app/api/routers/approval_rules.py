@@ -7,10 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Path, Response
 
-from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import APPROVAL_RULE_EXAMPLES, APPROVAL_RULE_NAME, APPROVAL_RULE_UPDATE_EXAMPLES
 from app.api.paths import ClusterPath
-from app.api.strict_json import StrictJsonRoute
+from app.api.routing import RequestIdDep, RuntimeDep, StrictJsonRoute
 from app.auth import PrincipalDep
 from app.schemas.approvals import ApprovalRuleCreate, ApprovalRulePage, ApprovalRuleRead, ApprovalRuleUpdate
 from app.schemas.common import problem_responses

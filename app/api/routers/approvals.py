@@ -8,12 +8,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Query, Request
 
-from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import APPROVAL_EXAMPLES
 from app.api.paths import ClusterPath
 from app.api.routers.deletions import DeletionId
 from app.api.routers.policies import PolicyPath
-from app.api.strict_json import StrictJsonRoute
+from app.api.routing import RequestIdDep, RuntimeDep, StrictJsonRoute
 from app.auth import PrincipalDep
 from app.domain.approvals import ApprovalStatus
 from app.schemas.approvals import ApprovalCreate, ApprovalPage, ApprovalRead

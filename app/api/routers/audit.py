@@ -6,12 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Query
 
-from app.api.deps import RuntimeDep
 from app.api.examples import VERIFY_EXAMPLES
-from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
+from app.api.pagination import BIG_ID, decode_cursor, encode_cursor, page_limit
 from app.api.problems import invalid_parameter
-from app.api.strict_json import StrictJsonRoute
-from app.api.views import page_limit
+from app.api.routing import RuntimeDep, StrictJsonRoute
 from app.audit.checkpoints import MalformedCheckpoint
 from app.auth import PrincipalDep
 from app.errors import FieldError, PurgeError, ValidationFailed

@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
-from app.api.database_route import DatabaseRoute
-from app.api.deps import RuntimeDep
+from app.api.routing import DatabaseRoute, RuntimeDep
 from app.auth import PrincipalDep
 from app.schemas.audit import ActionQuery, SinceQuery, UntilQuery
 from app.schemas.common import problem_responses

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.api.database_route import DatabaseRoute
-from app.api.deps import RuntimeDep
 from app.api.response_examples import CERTIFICATE_EXAMPLE, SIGNING_KEYS_EXAMPLE
 from app.api.routers.deletions import DeletionId
+from app.api.routing import DatabaseRoute, RuntimeDep
 from app.auth import PrincipalDep
 from app.certificates import MEDIA_TYPE
 from app.schemas.certificates import SigningKeysRead

@@ -8,11 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Path
 
 from app.adapters.db.retention_models import Consumer
-from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import CONSUMER_EXAMPLES, PROGRESS_EXAMPLES, SPARK_CONSUMER
 from app.api.paths import ClusterPath
 from app.api.response_examples import CONSUMER_CREATED_EXAMPLE
-from app.api.strict_json import StrictJsonRoute
+from app.api.routing import RequestIdDep, RuntimeDep, StrictJsonRoute
 from app.auth import PrincipalDep
 from app.schemas.common import problem_responses
 from app.schemas.consumers import (

@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.api.database_route import DatabaseRoute
-from app.api.deps import RuntimeDep
+from app.api.routing import DatabaseRoute, RuntimeDep
 from app.schemas.health import Health, Readiness
 from app.services import health
 from app.services.backlog import refresh_backlog

@@ -7,10 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from app.api.database_route import DatabaseRoute
-from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import CLUSTER_EXAMPLES, TOPIC_EXAMPLES
 from app.api.response_examples import TOPIC_OFFSETS_EXAMPLE
+from app.api.routing import DatabaseRoute, RequestIdDep, RuntimeDep
 from app.auth import PrincipalDep
 from app.schemas.common import problem_responses
 from app.schemas.deletions import TopicName

@@ -6,11 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from app.api.database_route import DatabaseRoute
-from app.api.deps import RuntimeDep
-from app.api.pagination import PARTITION, decode_cursor
+from app.api.pagination import PARTITION, decode_cursor, page_limit, partition_cursor, partition_read
 from app.api.routers.deletions import DeletionId
-from app.api.views import page_limit, partition_cursor, partition_read
+from app.api.routing import DatabaseRoute, RuntimeDep
 from app.auth import PrincipalDep
 from app.domain.deletions import PartitionStatus
 from app.schemas.common import PageLimit, problem_responses

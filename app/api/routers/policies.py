@@ -7,13 +7,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 
-from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import POLICY_EXAMPLES, POLICY_NAME, POLICY_UPDATE_EXAMPLES
-from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
+from app.api.pagination import BIG_ID, decode_cursor, encode_cursor, page_limit
 from app.api.paths import ClusterPath
 from app.api.response_examples import POLICY_CREATED_EXAMPLE
-from app.api.strict_json import StrictJsonRoute
-from app.api.views import page_limit
+from app.api.routing import RequestIdDep, RuntimeDep, StrictJsonRoute
 from app.auth import PrincipalDep
 from app.schemas.common import PageLimit, problem_responses
 from app.schemas.retention import (

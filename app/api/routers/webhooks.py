@@ -7,12 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Path, Query, Response
 
 from app.adapters.db.webhook_models import WebhookDelivery
-from app.api.deps import RequestIdDep, RuntimeDep
 from app.api.examples import WEBHOOK_EXAMPLES, WEBHOOK_ID_EXAMPLES, WEBHOOK_UPDATE_EXAMPLES
-from app.api.pagination import BIG_ID, decode_cursor, encode_cursor
+from app.api.pagination import BIG_ID, decode_cursor, encode_cursor, page_limit
 from app.api.response_examples import WEBHOOK_CREATED_EXAMPLE
-from app.api.strict_json import StrictJsonRoute
-from app.api.views import page_limit
+from app.api.routing import RequestIdDep, RuntimeDep, StrictJsonRoute
 from app.auth import PrincipalDep
 from app.schemas.common import PageLimit, problem_responses
 from app.schemas.webhooks import (

@@ -8,7 +8,7 @@ import pytest
 from helpers.api import PROBLEM, assert_problem
 
 import app.main  # noqa: F401 - every module defining an error class is imported with the app
-from app.api.body_deadline import TIMEOUT_SLUG, TIMEOUT_TITLE
+from app.api.middleware import TIMEOUT_SLUG, TIMEOUT_TITLE
 from app.api.problem_types import PROBLEM_TYPES
 from app.errors import PurgeError
 

@@ -1,4 +1,4 @@
-"""What every serving process runs, uvicorn with the body deadline (``app.api.body_deadline``) around the
+"""What every serving process runs, uvicorn with the body deadline (``app.api.middleware``) around the
 app: every kind of response arrives whole (HEAD, 204, streamed, after 100 Continue, pipelined, kept
 alive)."""
 
@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from app.api.body_deadline import BodyDeadlineMiddleware
+from app.api.middleware import BodyDeadlineMiddleware
 
 
 async def small(request: Request) -> Response:

@@ -18,8 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.api.body_deadline import BodyDeadlineMiddleware
-from app.api.middleware import RequestIdMiddleware
+from app.api.middleware import BodyDeadlineMiddleware, RequestIdMiddleware
 from app.errors import type_url
 from app.server.serve import make_server
 from app.settings import Settings

@@ -1,26 +1,88 @@
-"""A route class whose JSON bodies are parsed strictly, before pydantic sees them.
+"""What every router builds on: its route classes and the dependencies its endpoints take.
 
-Python's ``json`` accepts ``NaN``/``Infinity``, turns ``1e400`` into ``inf`` and keeps the last of
+``DatabaseRoute``, the route class of every route that uses the database: a database fault answers 503
+``database-unavailable`` (with Retry-After), never a 500. A request cut by a database outage
+(``app.adapters.db.faults``: a lost or refused connection, a terminated backend, an exhausted pool)
+before any of its units of work reached COMMIT changed nothing, so it runs once more, at most
+``ATTEMPTS`` times in all, on connections the pool has pinged or opened anew. A request whose work
+reached COMMIT is never run again: its outcome may be stored, and running it again could store it twice;
+it answers 503 then, as does one whose attempts all failed. A client retry of ``POST /v1/deletions``
+with its ``Idempotency-Key`` answers with the deletion if it was stored.
+
+``StrictJsonRoute``, a ``DatabaseRoute`` whose JSON bodies are parsed strictly, before pydantic sees
+them. Python's ``json`` accepts ``NaN``/``Infinity``, turns ``1e400`` into ``inf`` and keeps the last of
 duplicate keys; all of these are refused here (422 via FastAPI's ``json_invalid`` path), as are bodies
 that are not UTF-8 or not JSON media types (415). A number with a zero fraction (``393.0``) is the
-integer JSON Schema counts it as (``_number``). A string holding a control character
-(``app.text``) is a 422 naming it by JSON pointer.
+integer JSON Schema counts it as (``_number``). A string holding a control character (``app.text``) is
+a 422 naming it by JSON pointer.
+
+The dependencies are small Annotated aliases: the runtime, the request id, the authorization. Routers
+open no database session: the services do.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import math
 from collections.abc import Callable, Coroutine
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request, Response
+from fastapi import Depends, Request, Response
+from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
-from app.api.database_route import DatabaseRoute
-from app.errors import FieldError, UnsupportedMediaType, ValidationFailed
+from app.adapters.db.faults import fault_name, is_outage, recorded_commits
+from app.api.problems import request_id_of
+from app.auth import PrincipalDep
+from app.errors import DatabaseUnavailable, FieldError, UnsupportedMediaType, ValidationFailed
+from app.schemas.common import problem_responses
+from app.services.authorization import Authorization
+from app.services.runtime import Runtime
 from app.text import CONTROL_CHARACTER_DETAIL, control_character_pointer
+
+__all__ = ["AuthorizationDep", "PrincipalDep", "RequestIdDep", "RuntimeDep"]
+
+ATTEMPTS = 5
+PAUSE_SECONDS = 0.05  # before the next attempt, times the attempts so far: the server may be restarting
+log = logging.getLogger("kafka_purge.api")
+
+Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+
+
+class DatabaseRoute(APIRoute):
+    """A route whose database faults answer 503 (and whose document says so)."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        kwargs["responses"] = {**problem_responses(503), **(kwargs.get("responses") or {})}
+        super().__init__(path, endpoint, **kwargs)
+
+    def get_route_handler(self) -> Handler:
+        handler = super().get_route_handler()
+
+        async def database_handler(request: Request) -> Response:
+            await request.body()  # kept by the request, for another attempt
+            for attempt in range(1, ATTEMPTS + 1):
+                with recorded_commits() as commits:
+                    try:
+                        return await handler(request)
+                    except Exception as exc:
+                        if not is_outage(exc):
+                            raise
+                        fault = exc
+                if commits.reached or attempt == ATTEMPTS:
+                    break
+                log.warning("database fault (%s); running the request again", fault_name(fault))
+                await asyncio.sleep(PAUSE_SECONDS * attempt)
+            why = "after its work reached COMMIT" if commits.reached else f"in {attempt} attempts"
+            log.warning("database fault (%s) %s; answered 503", fault_name(fault), why)
+            unknown = " Its outcome is unknown: it may have been stored." if commits.reached else ""
+            raise DatabaseUnavailable(f"The database cannot be used right now.{unknown}") from None
+
+        return database_handler
+
 
 MAX_NESTING_ERROR = "The body is nested too deeply"
 
@@ -131,3 +193,23 @@ class StrictJsonRoute(DatabaseRoute):
         if self.body_field is not None and request.method in {"POST", "PUT", "PATCH"}:
             await request.check_strings()
         return await handler(request)
+
+
+# The small dependencies are coroutines on purpose: FastAPI runs a plain ``def`` dependency in a worker
+# thread, and that hop cost more than the rest of a GET.
+async def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+async def get_request_id(request: Request) -> str:
+    return request_id_of(request.scope) or ""
+
+
+async def get_authorization(runtime: Annotated[Runtime, Depends(get_runtime)]) -> Authorization:
+    return runtime.authorization
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+RequestIdDep = Annotated[str, Depends(get_request_id)]
+AuthorizationDep = Annotated[Authorization, Depends(get_authorization)]

@@ -1,4 +1,6 @@
-"""What the OpenAPI document says of requests beyond what pydantic and FastAPI write.
+"""The OpenAPI document's post-processing, so the document a service serves says its own: error responses
+filed under application/problem+json, the configured limits a request body must keep
+(``PURGE_LIMITS_*``), and what the service refuses in requests beyond what pydantic and FastAPI write:
 
 - Control characters: ``app.text`` refuses them in every parameter and in JSON bodies (tab, line feed
   and carriage return aside), before any model sees the request; every request string without a
@@ -12,13 +14,60 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from fastapi import FastAPI
+
+from app.api.problems import PROBLEM_MEDIA_TYPE
+from app.settings import LimitSettings
+
+JSON_MEDIA_TYPE = "application/json"
 NO_CONTROL_IN_PARAMETERS = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
 NO_CONTROL_IN_BODIES = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
 INT64_MAX = 2**63 - 1
 _REF_PREFIX = "#/components/schemas/"
+
+
+def file_problems_as_problem_json(schema: dict[str, Any]) -> dict[str, Any]:
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            for status, response in operation.get("responses", {}).items():
+                content = response.get("content", {})
+                if status.isdigit() and int(status) >= 400 and JSON_MEDIA_TYPE in content:
+                    ref = content[JSON_MEDIA_TYPE].get("schema", {}).get("$ref", "")
+                    if ref.endswith("/Problem"):
+                        content[PROBLEM_MEDIA_TYPE] = content.pop(JSON_MEDIA_TYPE)
+    return schema
+
+
+def describe_limits(schema: dict[str, Any], limits: LimitSettings) -> dict[str, Any]:
+    """A deletion's ``timeout_ms`` at most ``PURGE_LIMITS_MAX_TIMEOUT_MS``, its entries at most
+    ``PURGE_LIMITS_MAX_PARTITIONS``."""
+    properties = (
+        schema.get("components", {}).get("schemas", {}).get("DeletionCreate", {}).get("properties", {})
+    )
+    if "partitions" in properties:
+        properties["partitions"]["maxItems"] = limits.max_partitions
+    for choice in properties.get("timeout_ms", {}).get("anyOf", []):
+        if choice.get("type") == "integer":
+            choice["maximum"] = min(choice.get("maximum", limits.max_timeout_ms), limits.max_timeout_ms)
+    return schema
+
+
+def install_openapi(app: FastAPI, limits: LimitSettings) -> None:
+    """Wrap whatever builds the document now (auth may have replaced it) with the post-processing."""
+    build: Callable[[], dict[str, Any]] = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if getattr(app.state, "openapi_done", False) and app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = describe_limits(describe_constraints(file_problems_as_problem_json(build())), limits)
+        app.openapi_schema = schema
+        app.state.openapi_done = True
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def describe_constraints(schema: dict[str, Any]) -> dict[str, Any]:
