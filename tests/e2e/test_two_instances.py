@@ -27,7 +27,7 @@ from helpers.service_processes import (
     emulator_process,
     produce,
     service_env,
-    start_service,
+    start_services,
 )
 
 pytestmark = pytest.mark.slow
@@ -40,12 +40,10 @@ CLIENT_IDS = ("purge-one", "purge-two")
 @pytest.mark.timeout(240)
 async def test_two_instances_share_the_work_without_sending_twice(tmp_path: Path) -> None:
     with emulator_process(tmp_path, TOPIC, PARTITIONS) as emulator:
-        await produce(emulator.bootstrap, TOPIC, PARTITIONS, records=2)
         async with database_url("postgresql", tmp_path) as url:
-            first, second = (
-                start_service(service_env(url, emulator.bootstrap, client_id=c, claim_batch="200"), tmp_path)
-                for c in CLIENT_IDS
-            )
+            envs = [service_env(url, emulator.bootstrap, client_id=c, claim_batch="200") for c in CLIENT_IDS]
+            records = produce(emulator.bootstrap, TOPIC, PARTITIONS, records=2)
+            first, second = await start_services(envs, tmp_path, records)
             db = Database(url)
             try:
                 # Slow leaders keep batches out long enough for both instances to claim some.
