@@ -13,9 +13,10 @@ client cannot send to is dead-lettered like any failure, with nothing escaping i
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import httpx
 import pytest
 from helpers.service_processes import (
     Database,
+    Emulator,
     Service,
     database_url,
     emulator_process,
@@ -42,7 +44,6 @@ from app.worker.webhooks import REFUSED
 
 pytestmark = pytest.mark.slow
 
-TOPIC = "hooked"
 WEBHOOKS = {
     "PURGE_WEBHOOKS_MAX_ATTEMPTS": "3",
     "PURGE_WEBHOOKS_BACKOFF_INITIAL_SECONDS": "0.2",
@@ -58,17 +59,35 @@ Records = list[dict[str, Any]]
 ACCEPTED = (EventType.ACCEPTED,)
 
 
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
+    """One emulator for the module's tests; each test deletes from a topic of its own (``topic``)."""
+    with emulator_process(tmp_path_factory.mktemp("emulator"), "unused", 1) as running:
+        yield running
+
+
+@pytest.fixture
+async def topic(emulator: Emulator) -> str:
+    """A new topic of 2 partitions of 10 records, for this test only."""
+    name = f"hooked-{secrets.token_hex(4)}"
+    body = {"name": name, "partitions": 2, "replication_factor": 3}
+    async with httpx.AsyncClient(timeout=10) as control:
+        (await control.post(f"{emulator.control}/topics", json=body)).raise_for_status()
+    await produce(emulator.bootstrap, name, 2, records=10)
+    return name
+
+
 @asynccontextmanager
-async def deployment(kind: str, tmp_path: Path) -> AsyncIterator[tuple[dict[str, str], Database]]:
-    """The emulator with ``TOPIC`` (2 partitions of 10 records), a database, the service's environment."""
-    with emulator_process(tmp_path, TOPIC, 2) as emulator:
-        await produce(emulator.bootstrap, TOPIC, 2, records=10)
-        async with database_url(kind, tmp_path) as url:
-            db = Database(url)
-            try:
-                yield {**service_env(url, emulator.bootstrap), **WEBHOOKS}, db
-            finally:
-                await db.close()
+async def deployment(
+    kind: str, tmp_path: Path, emulator: Emulator
+) -> AsyncIterator[tuple[dict[str, str], Database]]:
+    """A database on the module's emulator, and the service's environment."""
+    async with database_url(kind, tmp_path) as url:
+        db = Database(url)
+        try:
+            yield {**service_env(url, emulator.bootstrap), **WEBHOOKS}, db
+        finally:
+            await db.close()
 
 
 def api(service: Service) -> httpx.AsyncClient:
@@ -83,10 +102,10 @@ async def create_webhook(client: httpx.AsyncClient, receiver: Receiver) -> tuple
     return response.json()["id"], response.json()["secret"]
 
 
-async def delete(client: httpx.AsyncClient, partition: int, offset: int) -> str:
+async def delete(client: httpx.AsyncClient, topic: str, partition: int, offset: int) -> str:
     body = {
         "cluster": "demo",
-        "partitions": [{"topic": TOPIC, "partition": partition, "offset": offset}],
+        "partitions": [{"topic": topic, "partition": partition, "offset": offset}],
         "reason": "webhooks end to end",
     }
     response = await client.post("/v1/deletions", json=body)
@@ -125,15 +144,17 @@ async def eventually(check: Any, timeout_s: float = 30.0) -> Any:
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
-async def test_signed_delivery_retries_and_dead_letter(kind: str, tmp_path: Path) -> None:
+async def test_signed_delivery_retries_and_dead_letter(
+    kind: str, tmp_path: Path, emulator: Emulator, topic: str
+) -> None:
     with receiver_process(tmp_path) as receiver:
-        async with deployment(kind, tmp_path) as (env, db):
+        async with deployment(kind, tmp_path, emulator) as (env, db):
             service = start_service(env, tmp_path)
             try:
                 async with api(service) as client:
                     webhook_id, secret = await create_webhook(client, receiver)
                     # Delivered and signed: the deletion's accepted and succeeded events.
-                    first = await delete(client, 0, 1)
+                    first = await delete(client, topic, 0, 1)
                     records = receiver.wait_for(
                         lambda r: answered(r, first, secret) == {"accepted", "succeeded"}
                     )
@@ -152,7 +173,7 @@ async def test_signed_delivery_retries_and_dead_letter(kind: str, tmp_path: Path
 
                     # Two 500s: the events they answered are sent again, same id and body, until 2xx.
                     receiver.fail_next(2)
-                    second = await delete(client, 0, 2)
+                    second = await delete(client, topic, 0, 2)
                     records = receiver.wait_for(
                         lambda r: answered(r, second, secret) == {"accepted", "succeeded"}
                     )
@@ -166,7 +187,7 @@ async def test_signed_delivery_retries_and_dead_letter(kind: str, tmp_path: Path
 
                     # Every attempt fails: dead after 3, listed as dead, then redelivered on request.
                     receiver.fail_next(1_000)
-                    third = await delete(client, 1, 1)
+                    third = await delete(client, topic, 1, 1)
 
                     async def dead() -> list[dict[str, Any]]:
                         page = await client.get(
@@ -200,15 +221,17 @@ async def _status_is(db: Database, deletion_id: str, delivery_id: int, status: s
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
-async def test_deliveries_in_flight_at_kill_9_are_delivered_after_restart(kind: str, tmp_path: Path) -> None:
+async def test_deliveries_in_flight_at_kill_9_are_delivered_after_restart(
+    kind: str, tmp_path: Path, emulator: Emulator, topic: str
+) -> None:
     with receiver_process(tmp_path) as receiver:
-        async with deployment(kind, tmp_path) as (env, db):
+        async with deployment(kind, tmp_path, emulator) as (env, db):
             service = start_service(env, tmp_path)
             try:
                 async with api(service) as client:
                     _, secret = await create_webhook(client, receiver)
                     receiver.hold(60)  # every answer held back: the attempts are in flight
-                    deletion_id = await delete(client, 0, 3)
+                    deletion_id = await delete(client, topic, 0, 3)
                     receiver.wait_for(lambda r: set(of(r, deletion_id, secret)) == {"accepted", "succeeded"})
                 service.process.kill()
                 killed_at = time.time()
@@ -246,9 +269,11 @@ async def _all_delivered(db: Database, deletion_id: str) -> bool:
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
-async def test_loopback_is_closed_unless_opened(kind: str, tmp_path: Path) -> None:
+async def test_loopback_is_closed_unless_opened(
+    kind: str, tmp_path: Path, emulator: Emulator, topic: str
+) -> None:
     with receiver_process(tmp_path) as receiver:
-        async with deployment(kind, tmp_path) as (env, db):
+        async with deployment(kind, tmp_path, emulator) as (env, db):
             service = start_service({**env, "PURGE_WEBHOOKS_ALLOWED_NETWORKS": ""}, tmp_path)
             try:
                 async with api(service) as client:
@@ -268,7 +293,7 @@ async def test_loopback_is_closed_unless_opened(kind: str, tmp_path: Path) -> No
                             db.sessionmaker, "http://127.0.0.2\t.hooks.internal/", types=ACCEPTED
                         ),
                     }
-                    deletion_id = await delete(client, 0, 1)
+                    deletion_id = await delete(client, topic, 0, 1)
 
                     async def all_dead() -> list[WebhookDelivery]:
                         rows = await delivery_rows(db, deletion_id)
