@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import socket
-import subprocess
 import sys
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +27,7 @@ from offline_browser import ROOT, Offline
 from playwright.sync_api import Locator, Response, expect
 from swagger_ui import CREATE_DELETION, authorize_dialog, expect_authorized, open_docs, try_it_out
 
+from app.adapters.db.migrate import upgrade
 from app.adapters.db.repositories import acls
 from app.adapters.db.session import create_engine, make_sessionmaker, write_transaction
 from app.demo.data import produce_demo_records, write_topology
@@ -81,14 +81,17 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     ]
     topology = write_topology(folder / "topology.yaml")
     emulator_command = [sys.executable, "-m", "kafka_emulator", "--config", str(topology)]
+    database = f"sqlite+aiosqlite:///{folder / 'purge.db'}"
     with ExitStack() as processes:
         provider = processes.enter_context(running(provider_command, env, folder))
         emulator = processes.enter_context(running(emulator_command, env, folder))
+        # The schema and the group's grant, in this process while the provider and the emulator start.
+        run_async(upgrade(database))
+        run_async(grant_group(database))
         issuer = json.loads(provider.wait_for_line(r"^\{.*\"issuer\".*\}$").group(0))["issuer"]
         bootstrap = json.loads(emulator.wait_for_line(r"^\{.*\"bootstrap\".*\}$").group(0))["bootstrap"]
         run_async(produce_demo_records(bootstrap))
         discovery = httpx.get(f"{issuer}/.well-known/openid-configuration", timeout=10).json()
-        database = f"sqlite+aiosqlite:///{folder / 'purge.db'}"
         env |= {
             "PURGE_DATABASE_URL": database,
             "PURGE_CLUSTERS": json.dumps({"demo": {"bootstrap_servers": bootstrap}}),
@@ -98,9 +101,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "PURGE_AUTH_UI_SCOPES": "openid profile groups",
             "PURGE_WORKER_POLL_INTERVAL_SECONDS": "0.05",
         }
-        migrate = [sys.executable, "-m", "app", "migrate"]
-        subprocess.run(migrate, env=env, cwd=folder, check=True, capture_output=True, timeout=60)
-        run_async(grant_group(database))
         serve = [sys.executable, "-m", "app", "serve", "--port", service.rsplit(":", 1)[1]]
         processes.enter_context(running(serve, env, folder)).wait_for_line(r"Application startup complete")
         yield {"service": service, "discovery": discovery}

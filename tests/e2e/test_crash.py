@@ -1,6 +1,11 @@
-"""kill -9 the service in the middle of a 5,000-partition deletion (or right after its 202), restart it:
+"""kill -9 the service in the middle of a 1,000-partition deletion (or right after its 202), restart it:
 every partition reaches a terminal state, none is lost, none is sent with another offset than the one
 approved, the audit chain verifies. The service and the emulator run as real processes.
+
+What makes the kill land mid-deletion is the number of claims and the brokers' delay, not the number of
+partitions: 1,000 partitions in claims of 50 are 20 claims, each one DeleteRecords per leader held 250 ms,
+at most ``MAX_BATCHES`` (4) in flight. After two claims succeeded at least four rounds of held requests
+are left, over a second, for the kill to land in; more partitions per claim would add rows, not claims.
 
 The emulator's request log is the broker-side referee: every DeleteRecords the brokers received for a
 partition, before or after the kill, carried the offset stored at accept time (never -1, never the newer
@@ -19,30 +24,32 @@ from helpers.service_processes import (
     produce,
     service_env,
     start_service,
+    start_services,
 )
 
 pytestmark = pytest.mark.slow
 
 TOPIC = "crash"
-PARTITIONS = 5_000
+PARTITIONS = 1_000
+CLAIM_BATCH = 50
 
 
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 async def test_kill_9_mid_deletion_then_restart(kind: str, tmp_path: Path) -> None:
     with emulator_process(tmp_path, TOPIC, PARTITIONS) as emulator:
-        await produce(emulator.bootstrap, TOPIC, PARTITIONS, records=2)
         async with database_url(kind, tmp_path) as url:
             # Small batches and short leases: the kill lands between claims, and the dead instance's
             # leases expire quickly after the restart.
-            worker = {"claim_batch": "250", "lease_seconds": "2"}
+            worker = {"claim_batch": str(CLAIM_BATCH), "lease_seconds": "2"}
             env = service_env(url, emulator.bootstrap, client_id="before-kill", **worker)
-            service = start_service(env, tmp_path)
+            records = produce(emulator.bootstrap, TOPIC, PARTITIONS, records=2)
+            [service] = await start_services([env], tmp_path, records)
             db = Database(url)
             try:
                 # Slow every leader down so the kill happens with batches in flight.
                 for broker in (1, 2, 3):
-                    emulator.fault(broker, "DeleteRecords", delay_ms=150, count=200)
+                    emulator.fault(broker, "DeleteRecords", delay_ms=250, count=200)
                 # Even partitions ask for the high watermark (-1, resolved to 2 at accept time).
                 body = {
                     "cluster": "demo",
@@ -60,7 +67,7 @@ async def test_kill_9_mid_deletion_then_restart(kind: str, tmp_path: Path) -> No
                 assert response.status_code == 202, response.text
                 deletion_id = response.json()["id"]
                 await db.wait_status(deletion_id, {"in_progress"}, timeout_s=30)
-                await db.wait_succeeded(deletion_id, at_least=500, timeout_s=60)
+                await db.wait_succeeded(deletion_id, at_least=2 * CLAIM_BATCH, timeout_s=60)
                 service.process.kill()
                 at_kill = await db.counts(deletion_id)
                 assert at_kill.get("succeeded", 0) < PARTITIONS, at_kill
@@ -96,13 +103,14 @@ async def test_kill_9_right_after_the_202_then_restart(kind: str, tmp_path: Path
     before the answer is even written: killed right after the 202, those rows wait out the dead
     instance's lease, then the restarted one claims them again (a new fence) and resends the same
     approved offsets; nothing is lost or sent with another offset."""
-    partitions = 2_000
+    # Four claims' worth: the first stored claimed, the rest pending.
+    partitions, claim_batch = 1_000, 250
     with emulator_process(tmp_path, TOPIC, partitions) as emulator:
-        await produce(emulator.bootstrap, TOPIC, partitions, records=2)
         async with database_url(kind, tmp_path) as url:
-            worker = {"claim_batch": "500", "lease_seconds": "2"}
+            worker = {"claim_batch": str(claim_batch), "lease_seconds": "2"}
             env = service_env(url, emulator.bootstrap, client_id="before-kill", **worker)
-            service = start_service(env, tmp_path)
+            records = produce(emulator.bootstrap, TOPIC, partitions, records=2)
+            [service] = await start_services([env], tmp_path, records)
             db = Database(url)
             try:
                 # Answers held back 3 s: no write-back can land before the kill.
@@ -125,7 +133,7 @@ async def test_kill_9_right_after_the_202_then_restart(kind: str, tmp_path: Path
                 assert not [r for r in at_kill if r.status == "succeeded"]
                 held = {r.partition for r in at_kill if r.lease_expires_at is not None}
                 # At least the first batch, stored claimed by the accepting instance's executor.
-                assert len(held) >= 500
+                assert len(held) >= claim_batch
                 assert {r.fence for r in at_kill if r.partition in held} == {1}
                 env = service_env(url, emulator.bootstrap, client_id="after-restart", **worker)
                 service = start_service(env, tmp_path, workers_only=True)

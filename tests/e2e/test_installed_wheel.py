@@ -85,21 +85,23 @@ async def test_migrate_serve_and_delete_from_an_empty_directory(
     topology.write_text(json.dumps({"topics": [{"name": "orders", "partitions": 3}]}), encoding="utf-8")
     emulator_command = [str(installed.python), "-m", "kafka_emulator", "--config", str(topology)]
     with running(emulator_command, clean_env(), empty_dir) as emulator:
-        ready = json.loads(emulator.wait_for_line(r"^\{.*\"bootstrap\".*\}$").group(0))
-        await produce(ready["bootstrap"], "orders", 3, records=40)
         async with database_url("postgresql", tmp_path) as url:
-            env = clean_env(
-                PURGE_DATABASE_URL=url,
-                PURGE_CLUSTERS=json.dumps({"main": {"bootstrap_servers": ready["bootstrap"]}}),
-                PURGE_AUTH_DEV_ISSUER="true",
-                PURGE_AUTH_DEV_CLIENTS='{"admin": "admin-secret"}',
-                PURGE_SUPER_USERS="User:admin",
-                PURGE_WORKER_POLL_INTERVAL_SECONDS="0.05",
-            )
-            with running(installed.command("migrate"), env, empty_dir) as migrate:
+            settings = {
+                "PURGE_DATABASE_URL": url,
+                "PURGE_AUTH_DEV_ISSUER": "true",
+                "PURGE_AUTH_DEV_CLIENTS": '{"admin": "admin-secret"}',
+                "PURGE_SUPER_USERS": "User:admin",
+                "PURGE_WORKER_POLL_INTERVAL_SECONDS": "0.05",
+            }
+            # migrate needs the database only: it runs while the emulator starts.
+            with running(installed.command("migrate"), clean_env(**settings), empty_dir) as migrate:
+                ready = json.loads(emulator.wait_for_line(r"^\{.*\"bootstrap\".*\}$").group(0))
                 assert migrate.popen.wait(timeout=60) == 0, "".join(migrate.lines)
             assert "database schema is up to date" in "".join(migrate.lines)
+            clusters = json.dumps({"main": {"bootstrap_servers": ready["bootstrap"]}})
+            env = clean_env(PURGE_CLUSTERS=clusters, **settings)
             with running(installed.command("serve", "--port", "0"), env, empty_dir) as service:
+                await produce(ready["bootstrap"], "orders", 3, records=40)  # while serve starts
                 port = service.wait_for_line(r"serving HTTP on [\d.]+:(\d+)").group(1)
                 try:
                     done = delete_through_http(f"http://127.0.0.1:{port}")

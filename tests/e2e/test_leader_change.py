@@ -18,7 +18,7 @@ from helpers.service_processes import (
     emulator_process,
     produce,
     service_env,
-    start_service,
+    start_services,
 )
 
 TOPIC = "orders"
@@ -48,9 +48,9 @@ async def wait_for_status(
 @pytest.mark.parametrize("database", ["sqlite", "postgresql"])
 async def test_a_deletion_through_a_lagging_new_leader_ends_succeeded(tmp_path: Path, database: str) -> None:
     with emulator_process(tmp_path, TOPIC, 1) as emulator:
-        await produce(emulator.bootstrap, TOPIC, 1, RECORDS)
         async with database_url(database, tmp_path) as url:
-            service = start_service(service_env(url, emulator.bootstrap), tmp_path)
+            records = produce(emulator.bootstrap, TOPIC, 1, RECORDS)
+            [service] = await start_services([service_env(url, emulator.bootstrap)], tmp_path, records)
             referee = Database(url)
             headers = {"Authorization": f"Bearer {service.token()}"}
             try:

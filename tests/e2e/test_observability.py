@@ -23,7 +23,7 @@ from helpers.service_processes import (
     emulator_process,
     produce,
     service_env,
-    start_service,
+    start_services,
 )
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -66,11 +66,11 @@ def parsed(lines: list[str]) -> list[dict[str, Any]]:
 @pytest.mark.timeout(120)
 async def test_json_logs_follow_one_deletion_and_hold_no_secret(tmp_path: Path) -> None:
     with emulator_process(tmp_path, TOPIC, PARTITIONS) as emulator:
-        await produce(emulator.bootstrap, TOPIC, PARTITIONS, records=3)
-        emulator.fault(leader_of(emulator, 0), "DeleteRecords", error=REFUSED, count=1)
         async with database_url("postgresql", tmp_path) as url:
             env = {**service_env(url, emulator.bootstrap), "PURGE_LOG_FORMAT": "json"}
-            service = start_service(env, tmp_path, log_level="DEBUG")
+            records = produce(emulator.bootstrap, TOPIC, PARTITIONS, records=3)
+            [service] = await start_services([env], tmp_path, records, log_level="DEBUG")
+            emulator.fault(leader_of(emulator, 0), "DeleteRecords", error=REFUSED, count=1)
             db = Database(url)
             try:
                 token = service.token()
@@ -122,13 +122,13 @@ def samples(family: Any) -> list[tuple[str, dict[str, str], float]]:
 @pytest.mark.timeout(120)
 async def test_metrics_names_units_and_labels(tmp_path: Path) -> None:
     with emulator_process(tmp_path, TOPIC, PARTITIONS) as emulator:
-        await produce(emulator.bootstrap, TOPIC, PARTITIONS, records=3)
-        refusing = leader_of(emulator, 0)
-        for broker in (1, 2, 3):  # answers held long enough to be seen in flight
-            error = REFUSED if broker == refusing else None
-            emulator.fault(broker, "DeleteRecords", delay_ms=1500, error=error, count=1)
         async with database_url("postgresql", tmp_path) as url:
-            service = start_service(service_env(url, emulator.bootstrap), tmp_path)
+            records = produce(emulator.bootstrap, TOPIC, PARTITIONS, records=3)
+            [service] = await start_services([service_env(url, emulator.bootstrap)], tmp_path, records)
+            refusing = leader_of(emulator, 0)
+            for broker in (1, 2, 3):  # answers held long enough to be seen in flight
+                error = REFUSED if broker == refusing else None
+                emulator.fault(broker, "DeleteRecords", delay_ms=1500, error=error, count=1)
             db = Database(url)
             try:
                 response = await delete_all(service, service.token())

@@ -21,7 +21,7 @@ from helpers.service_processes import (
     emulator_process,
     produce,
     service_env,
-    start_service,
+    start_services,
 )
 from sqlalchemy import func, select
 
@@ -51,11 +51,10 @@ async def transactions(client: httpx.AsyncClient) -> float:
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 async def test_two_instances_store_concurrent_posts_in_shared_transactions(kind: str, tmp_path: Path) -> None:
     with emulator_process(tmp_path, TOPIC, PARTITIONS) as emulator:
-        await produce(emulator.bootstrap, TOPIC, PARTITIONS, records=5)
         async with database_url(kind, tmp_path) as url:
-            services = [
-                start_service(service_env(url, emulator.bootstrap, client_id=c), tmp_path) for c in "ab"
-            ]
+            envs = [service_env(url, emulator.bootstrap, client_id=c) for c in "ab"]
+            records = produce(emulator.bootstrap, TOPIC, PARTITIONS, records=5)
+            services = await start_services(envs, tmp_path, records)
             db = Database(url)
             try:
                 await run(services, db)

@@ -7,13 +7,11 @@ import asyncio
 import json
 import os
 import re
-import subprocess
 import sys
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,26 +22,16 @@ from sqlalchemy import func, select
 from app.adapters.db.models import AuditEvent, Deletion, PartitionDeletion
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session
 from app.audit import verify_chain
+from helpers import child_process
 from helpers.databases import postgresql_database
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT, SECRET = "alice", "alice-secret"
 
 
-@dataclass
-class Process:
-    """A child process whose output is collected by a thread (so its pipe never fills up)."""
-
-    popen: subprocess.Popen[str]
-    lines: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.popen.stdout is not None
-        for line in self.popen.stdout:
-            self.lines.append(line)
+class Process(child_process.Process):
+    """A child process whose output is collected by a thread (so its pipe never fills up), killed at the
+    end (``kill``), and whose death while waited for is a failure naming its last lines."""
 
     def wait_for(self, pattern: str, timeout_s: float = 60.0) -> re.Match[str]:
         deadline = time.monotonic() + timeout_s
@@ -63,10 +51,7 @@ class Process:
 
 
 def spawn(args: list[str], env: dict[str, str], cwd: Path) -> Process:
-    popen = subprocess.Popen(
-        args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    return Process(popen)
+    return Process(args, env, cwd)
 
 
 @dataclass(frozen=True)
@@ -205,30 +190,62 @@ class Service:
         return str(response.json()["access_token"])
 
 
-def start_service(
+@dataclass
+class StartingService:
+    """A ``kafka-purge serve`` process spawned, not yet ready: its start is seconds of imports."""
+
+    process: Process
+    workers_only: bool
+
+    def ready(self) -> Service:
+        if self.workers_only:
+            self.process.wait_for(r"executor \S+ running")
+            return Service(self.process, None)
+        port = self.process.wait_for(r"serving HTTP on [\d.]+:(\d+)").group(1)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    return Service(self.process, base)
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "".join(self.process.lines[-40:])
+            time.sleep(0.05)
+
+
+def spawn_service(
     env: dict[str, str],
     cwd: Path,
     *,
     workers_only: bool = False,
     api_only: bool = False,
     log_level: str = "INFO",
-) -> Service:
+) -> StartingService:
     mode = ["--workers-only"] if workers_only else ["--port", "0", *(["--api-only"] if api_only else [])]
     process = spawn([sys.executable, "-m", "app", "--log-level", log_level, "serve", *mode], env, cwd)
-    if workers_only:
-        process.wait_for(r"executor \S+ running")
-        return Service(process, None)
-    port = process.wait_for(r"serving HTTP on [\d.]+:(\d+)").group(1)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                return Service(process, base)
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, "".join(process.lines[-40:])
-        time.sleep(0.1)
+    return StartingService(process, workers_only)
+
+
+def start_service(env: dict[str, str], cwd: Path, **options: Any) -> Service:
+    """``spawn_service``'s options; returns once the instance is ready."""
+    return spawn_service(env, cwd, **options).ready()
+
+
+async def start_services(
+    envs: list[dict[str, str]], cwd: Path, meanwhile: Awaitable[object], **options: Any
+) -> list[Service]:
+    """Instances spawned together (``spawn_service``'s options), ``meanwhile`` (the test's records
+    produced) awaited during their seconds of imports; each ready when this returns, all killed if one
+    is not."""
+    starting = [spawn_service(env, cwd, **options) for env in envs]
+    try:
+        await meanwhile
+        return [instance.ready() for instance in starting]
+    except BaseException:
+        for instance in starting:
+            instance.process.kill()
+        raise
 
 
 class Database:
