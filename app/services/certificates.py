@@ -19,7 +19,7 @@ from app.adapters.db.models import AuditEvent, Deletion, PartitionDeletion
 from app.adapters.db.repositories import approvals as approval_repo
 from app.adapters.db.repositories import evidence as repo
 from app.adapters.db.session import read_session
-from app.audit.canonical import rfc3339
+from app.audit.chain import rfc3339
 from app.auth import Principal
 from app.certificates import sign_certificate
 from app.domain.approvals import Decision, SubjectKind
