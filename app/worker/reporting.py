@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from app.adapters.db.repositories.claims import PartitionUpdate
 from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim
+from app.domain.ports import Claim
 from app.logs import log_context
 from app.worker import metrics
 

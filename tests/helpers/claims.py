@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim
+from app.domain.ports import Claim
 
 
 def claim(now: datetime, **overrides: Any) -> Claim:

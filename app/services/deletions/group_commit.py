@@ -51,7 +51,7 @@ from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events
 from app.audit.events import Actor
 from app.domain.approvals import Requirement
-from app.domain.executor import Claim, ExecutorPort, Lease, Requester
+from app.domain.ports import Claim, ExecutorPort, Lease, Requester
 from app.metrics import accept_transactions_total
 from app.services.approvals.transitions import hold_deletion
 from app.services.webhooks.outbox import accepted_events, enqueue_events
@@ -231,7 +231,7 @@ def _answer(future: asyncio.Future[None], outcome: BaseException | None) -> None
 
 class LeasedInsert:
     """New deletions stored with their first ``claim_batch`` partitions claimed by this instance's
-    executor, through ``app.domain.executor.ExecutorPort`` (``app.worker.executor.Executor``).
+    executor, through ``app.domain.ports.ExecutorPort`` (``app.worker.executor.Executor``).
 
     Without it, the executor of the instance that accepted a deletion would wake up, claim the new rows in
     a transaction of its own (one UPDATE of every row, most of a second at 10,000 partitions) and only then

@@ -25,8 +25,7 @@ from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories.claims.claiming import lease_claims, leased_claims
 from app.adapters.db.repositories.claims.common import integer_array, text_array
 from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim, Lease
-from app.domain.ports import TopicPartition
+from app.domain.ports import Claim, Lease, TopicPartition
 
 
 def _array_item(column_type: Any) -> Any:

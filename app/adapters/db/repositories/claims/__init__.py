@@ -41,7 +41,7 @@ from app.adapters.db.repositories.claims.writing import (
     status_counts,
     write_updates,
 )
-from app.domain.executor import Claim, Lease
+from app.domain.ports import Claim, Lease
 
 __all__ = [
     "Claim",

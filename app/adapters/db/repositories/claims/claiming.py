@@ -24,7 +24,7 @@ from app.adapters.db.repositories.claims.common import (
     is_postgresql,
 )
 from app.domain.deletions import CLAIMABLE_DELETION_STATUSES, PartitionStatus
-from app.domain.executor import Claim, Lease
+from app.domain.ports import Claim, Lease
 
 CLAIM_COLUMNS = (
     PD.c.id,

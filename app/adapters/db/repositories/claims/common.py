@@ -1,5 +1,5 @@
 """What the claim queue's modules share: the table, the row types (``Claim`` and ``Lease`` are the
-domain's, ``app.domain.executor``), dialect helpers."""
+domain's, ``app.domain.ports``), dialect helpers."""
 
 from __future__ import annotations
 
