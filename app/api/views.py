@@ -18,7 +18,7 @@ from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
 from app.api.pagination import encode_cursor
 from app.api.problems import invalid_parameter
-from app.domain.deletions import DeletionScope, DeletionStatus, PartitionStatus
+from app.domain.deletion_requests import DeletionScope, DeletionStatus, PartitionStatus
 from app.schemas.deletions import DeletionRead, DeletionSummary, PartitionRead
 from app.services.runtime import Runtime
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple, Protocol
 
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 
 
 class TopicPartition(NamedTuple):

@@ -23,7 +23,7 @@ from app.audit.chain import rfc3339
 from app.auth import Principal
 from app.certificates import sign_certificate
 from app.domain.approvals import Decision, SubjectKind
-from app.domain.deletions import DeletionStatus
+from app.domain.deletion_requests import DeletionStatus
 from app.errors import Conflict
 from app.schemas.certificates import (
     AuditAnchor,

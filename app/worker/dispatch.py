@@ -17,7 +17,7 @@ from datetime import datetime
 from operator import attrgetter
 
 from app.adapters.db.repositories.claims import Claim
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.domain.ports import KafkaGateway, PartitionOutcome, TopicPartition
 from app.worker.retries import Policy, broker_wait_ms
 

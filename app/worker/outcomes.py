@@ -44,7 +44,7 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events, events
-from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus, overall_status
 from app.services.webhooks.outbox import ended_events, enqueue_events
 
 log = logging.getLogger("kafka_purge.worker")

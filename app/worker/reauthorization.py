@@ -19,7 +19,7 @@ from app.adapters.db.repositories import acls as acl_repo
 from app.adapters.db.repositories.acls import Requester
 from app.adapters.db.repositories.claims import Claim
 from app.adapters.db.session import read_session
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.domain.ports import PartitionOutcome
 from app.worker.dispatch import SendGroup
 

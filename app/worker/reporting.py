@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from app.adapters.db.repositories.claims import PartitionUpdate
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.domain.ports import Claim
 from app.logs import log_context
 from app.worker import metrics

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.kafka.error_codes import classify, describe
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.domain.ports import PartitionOutcome
 from app.settings import WorkerSettings
 

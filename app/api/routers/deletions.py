@@ -19,7 +19,7 @@ from app.api.views import (
     page_limit,
 )
 from app.auth import PrincipalDep
-from app.domain.deletions import DeletionStatus
+from app.domain.deletion_requests import DeletionStatus
 from app.schemas.common import PageLimit, problem_responses
 from app.schemas.deletions import (
     DeletionCreate,

@@ -32,7 +32,7 @@ from app.adapters.db.retention_models import RetentionPolicy
 from app.audit import NewEvent, append_events, events
 from app.audit.events import Actor
 from app.domain.approvals import ApprovalStatus, Requirement, SubjectKind
-from app.domain.deletions import DeletionStatus
+from app.domain.deletion_requests import DeletionStatus
 from app.domain.webhooks import EventType
 from app.services.webhooks.outbox import enqueue_event
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.adapters.db.repositories.deletions import PlannedPartition
-from app.domain.impact import (
+from app.domain.deletion_requests import (
     TopicTraits,
     is_compact_only,
 )

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import webhook_deliveries as deliveries
 from app.adapters.db.repositories import webhooks as repo
-from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus
 from app.domain.webhooks import TERMINAL_EVENTS, DeletionEvent, EventType, cloud_event, event_body
 
 

@@ -14,7 +14,7 @@ from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.claims import Lease, PartitionUpdate, write_updates
 from app.adapters.db.repositories.claims.writing import POSTGRESQL_UPDATE, postgresql_update_params
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session, write_transaction
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.domain.ports import TopicPartition
 
 # Group names are free text: these must reach the stored spec unchanged whatever array syntax carries them.

@@ -19,7 +19,7 @@ from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import write_transaction
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.worker.outcomes import apply_updates
 
 Maker = async_sessionmaker[AsyncSession]

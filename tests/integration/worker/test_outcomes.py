@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionm
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.claims import Claim, PartitionUpdate
 from app.adapters.db.session import write_transaction
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.worker import outcomes
 from app.worker.outcomes import APPLY_ATTEMPTS, WriteBack
 

@@ -24,7 +24,7 @@ from sqlalchemy.types import TypeDecorator
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories.claims.claiming import lease_claims, leased_claims
 from app.adapters.db.repositories.claims.common import integer_array, text_array
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.domain.ports import Claim, Lease, TopicPartition
 
 

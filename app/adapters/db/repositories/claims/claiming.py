@@ -23,7 +23,7 @@ from app.adapters.db.repositories.claims.common import (
     id_in,
     is_postgresql,
 )
-from app.domain.deletions import CLAIMABLE_DELETION_STATUSES, PartitionStatus
+from app.domain.deletion_requests import CLAIMABLE_DELETION_STATUSES, PartitionStatus
 from app.domain.ports import Claim, Lease
 
 CLAIM_COLUMNS = (

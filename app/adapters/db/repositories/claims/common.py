@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.adapters.db.models import Deletion, PartitionDeletion
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 
 PD = cast(Table, PartitionDeletion.__table__)
 DELETIONS = cast(Table, Deletion.__table__)

@@ -40,7 +40,7 @@ from app.adapters.db.repositories.claims.common import (
     is_postgresql,
     text_array,
 )
-from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
