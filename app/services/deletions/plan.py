@@ -35,7 +35,7 @@ from app.errors import (
     TopicNotFound,
     ValidationFailed,
 )
-from app.schemas.specs import entry_specs
+from app.schemas.deletions import entry_specs
 from app.services.deletions.request import DeletionRequest
 from app.services.runtime import Runtime
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from app.adapters.db.retention_models import RetentionPolicy
 from app.domain.ports import Requester, TopicPartition
-from app.schemas.deletions import DeletionCreate
-from app.schemas.specs import entry_specs
+from app.schemas.deletions import DeletionCreate, entry_specs
 from app.services.retention.sweep import deletion_command
 
 TP = TopicPartition
