@@ -46,7 +46,7 @@ from app.adapters.db.repositories.webhooks import enqueue_events
 from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events, events
 from app.domain.deletion_requests import DeletionStatus, PartitionStatus, overall_status
-from app.domain.webhooks import ended_events
+from app.domain.webhook_events import ended_events
 
 log = logging.getLogger("kafka_purge.worker")
 

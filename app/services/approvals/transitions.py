@@ -34,7 +34,7 @@ from app.audit import NewEvent, append_events, events
 from app.audit.events import Actor
 from app.domain.approvals import ApprovalStatus, Requirement, SubjectKind
 from app.domain.deletion_requests import DeletionStatus
-from app.domain.webhooks import EventType
+from app.domain.webhook_events import EventType
 
 POLICY_PENDING = ApprovalStatus.PENDING.value
 # The webhook event of each way a waiting deletion ends (a cancel is none, as for any cancelled deletion).

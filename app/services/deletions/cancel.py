@@ -13,7 +13,7 @@ from app.adapters.db.session import read_session, run_read, write_transaction
 from app.audit import append_event, events
 from app.audit.events import Actor
 from app.auth import Principal
-from app.domain.webhooks import outcome_event
+from app.domain.webhook_events import outcome_event
 from app.errors import Conflict
 from app.services.approvals import transitions
 from app.services.deletions.visibility import visible_deletion

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import webhook_deliveries as deliveries
 from app.adapters.db.webhook_models import Webhook
-from app.domain.webhooks import DeletionEvent, EventType, cloud_event, event_body
+from app.domain.webhook_events import DeletionEvent, EventType, cloud_event, event_body
 
 
 class Subscription(NamedTuple):
