@@ -32,7 +32,7 @@ from sqlalchemy import func, select
 
 from app.adapters.db.models import PartitionDeletion
 from app.adapters.db.retention_models import RetentionPolicy
-from app.domain.deletions import TERMINAL_PARTITION_STATUSES
+from app.domain.deletion_requests import TERMINAL_PARTITION_STATUSES
 from app.main import create_app
 from app.services.retention.sweep import sweep
 from app.settings import AuthSettings, ClusterSettings, DatabaseSettings, Settings, WorkerSettings

@@ -7,13 +7,17 @@ that a copy kept outside the database reveals a rewrite or a truncation (``app.a
 """
 
 from app.audit import events
-from app.audit.canonical import GENESIS_HASH, canonical_json, canonical_object, chain_hash, rfc3339
 from app.audit.chain import (
+    GENESIS_HASH,
     NewEvent,
     append_event,
     append_events,
+    canonical_json,
+    canonical_object,
+    chain_hash,
     event_content,
     rendered,
+    rfc3339,
 )
 from app.audit.checkpoints import Checkpoint, CheckpointKey, load_checkpoint_key
 from app.audit.verify import VerifyResult, verify_chain

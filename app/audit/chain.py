@@ -1,4 +1,7 @@
-"""Appending to and verifying the hash-chained audit trail.
+"""Appending to the hash-chained audit trail, and the canonical JSON its hashes are computed over.
+
+Canonical JSON (:func:`canonical_json`): sorted keys, no whitespace, UTF-8, RFC 3339 UTC datetimes. The
+same content always yields the same bytes, on either database and in any process.
 
 Appends are serialized on the single ``audit_head`` row, which names the newest event (its id and hash).
 The head stays locked from the statement that moves it to the commit of the caller's transaction, which
@@ -39,15 +42,71 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.adapters.db.models import AuditEvent, AuditHead
-from app.audit.canonical import canonical_json, normalized, rfc3339
 from app.errors import AuditChainBroken
 
+GENESIS_HASH = "0" * 64
 HEAD_ID = 1
 MISSING_HEAD = "the audit chain has no head row"
 CONFLICTING_ROW = (
     "the audit chain holds rows the service did not write where the next event goes; "
     "nothing was changed (GET /v1/audit/verify names the first such row)"
 )
+
+
+def rfc3339(moment: datetime) -> str:
+    """``2026-11-21T23:55:51.123456Z``: always UTC, always microseconds, so the text is unique."""
+    if moment.tzinfo is None:
+        raise ValueError("naive datetime in audit content")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _default(value: object) -> str:
+    if isinstance(value, datetime):
+        return rfc3339(value)
+    raise TypeError(f"{type(value).__name__} is not allowed in audit content")
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_default
+    )
+
+
+def canonical_object(rendered: Mapping[str, str]) -> str:
+    """``canonical_json`` of an object, given ``canonical_json`` of each of its values: a big object can
+    be rendered in parts."""
+    return "{" + ",".join(canonical_json(key) + ":" + rendered[key] for key in sorted(rendered)) + "}"
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is made only of dicts with ``str`` keys, lists and exact JSON scalars, so that it
+    reads back from its JSON as an equal value (no tuples, non-string keys, enums or datetimes)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str for key in value) and all(_plain(item) for item in value.values())
+    if kind is list:
+        # A column of scalars (a 10,000-partition summary) is checked without a Python step per item.
+        return set(map(type, value)) <= _SCALARS or all(_plain(item) for item in value)
+    return kind in _SCALARS
+
+
+def normalized(value: Any) -> tuple[Any, str]:
+    """``value`` as it reads back from a JSON column, and its canonical JSON: what is stored is exactly
+    what was hashed. Plain JSON (the usual case) is encoded once and returned as is, not copied."""
+    encoded = canonical_json(value)
+    if _plain(value):
+        return value, encoded
+    # Not plain: non-string keys may sort differently once they are strings, so encode what reads back.
+    value = json.loads(encoded)
+    return value, canonical_json(value)
+
+
+def chain_hash(prev_hash: str, content: dict[str, Any]) -> str:
+    """SHA-256 over the previous event's hash followed by this event's canonical content."""
+    return hashlib.sha256((prev_hash + canonical_json(content)).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -62,7 +121,7 @@ class NewEvent:
     deletion_id: str | None
     details: Mapping[str, Any]
     occurred_at: datetime | None = None
-    # ``details`` as it reads back and its canonical JSON, when rendered ahead (:func:`rendered`).
+    # ``details`` as it reads back and its canonical JSON, when already rendered (:func:`rendered`).
     details_json: str | None = None
 
 

@@ -21,7 +21,7 @@ from joserfc import jws
 from joserfc.errors import BadSignatureError, JoseError
 from joserfc.jwk import OKPKey
 
-from app.audit.canonical import canonical_json, rfc3339
+from app.audit.chain import canonical_json, rfc3339
 from app.signing import SigningKey
 
 CHECKPOINT_TYPE = "kafka-purge-audit-checkpoint"

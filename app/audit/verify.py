@@ -22,8 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import AuditCheckpoint
 from app.adapters.db.repositories import audit as repo
-from app.audit.canonical import GENESIS_HASH, chain_hash
-from app.audit.chain import MISSING_HEAD, event_content
+from app.audit.chain import GENESIS_HASH, MISSING_HEAD, chain_hash, event_content
 from app.audit.checkpoints import Checkpoint, CheckpointKey, InvalidCheckpoint, UnverifiedCheckpoint
 
 CheckpointSource = Literal["stored", "supplied"]

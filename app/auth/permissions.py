@@ -37,7 +37,7 @@ from app.auth.acl_sources import AclReader, AclSources, KafkaAclSource, ServiceA
 from app.auth.principals import Principal
 from app.domain.acl import CLUSTER_RESOURCE_NAME, Operation, ResourceType
 from app.domain.authorizer import Authorizer, Decision, parse_super_users
-from app.domain.deletions import DeletionScope
+from app.domain.deletion_requests import DeletionScope
 from app.domain.prefix_authorization import authorize_prefix
 from app.errors import Forbidden
 from app.settings import Settings

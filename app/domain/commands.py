@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.domain.executor import Requester
+from app.domain.ports import Requester
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,20 @@
-"""Deletion request and response schemas. Requests are strict: no ``true``, ``"42"`` or ``42.5`` as
-integers (``42.0`` is 42, as JSON Schema counts it: ``app.api.routing``), no unknown fields; topic
-names follow Kafka's rules as a full match."""
+"""Deletion request and response schemas, and the domain offset spec of each request entry
+(``entry_specs``). Requests are strict: no ``true``, ``"42"`` or ``42.5`` as integers (``42.0`` is 42, as
+JSON Schema counts it: ``app.api.routing``), no unknown fields; topic names follow Kafka's rules as a
+full match."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus
+from app.domain.offsets import OffsetSpec
 from app.schemas.selection import exactly_one
-from app.schemas.specs import CutTime, GroupId
+from app.schemas.specs import CutTime, GroupId, epoch_ms
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -217,3 +220,47 @@ class PartitionPage(BaseModel):
 
     items: list[PartitionRead] = Field(description="The partitions of this page")
     next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
+
+
+def spec_of(entry: Any) -> OffsetSpec:
+    """The domain spec of one validated request entry."""
+    if entry.before is not None:
+        return OffsetSpec(before_ms=epoch_ms(entry.before))
+    if entry.committed_by is not None:
+        return OffsetSpec(committed_by=tuple(entry.committed_by))
+    if entry.to is not None:
+        return OffsetSpec(to_end=True)
+    return OffsetSpec(offset=entry.offset)
+
+
+def stored_spec(entry: Any) -> dict[str, object]:
+    """What the deletion shows as the spec of each partition an entry named."""
+    spec: dict[str, object] = spec_of(entry).as_json()
+    if entry.before is not None:
+        spec["before"] = entry.before
+    if entry.partition is None:
+        spec["all_partitions"] = True
+    return spec
+
+
+def entry_specs(entries: Sequence[Any]) -> tuple[list[OffsetSpec], list[dict[str, object]]]:
+    """``spec_of`` and ``stored_spec`` of each entry. Entries that say the same share one object of each:
+    a 10,000-entry request usually names a handful of specs, each built once."""
+    known: dict[tuple[object, ...], tuple[OffsetSpec, dict[str, object]]] = {}
+    specs: list[OffsetSpec] = []
+    stored: list[dict[str, object]] = []
+    for entry in entries:
+        groups = entry.committed_by
+        key = (
+            entry.offset,
+            entry.before,
+            None if groups is None else tuple(groups),
+            entry.to,
+            entry.partition is None,
+        )
+        pair = known.get(key)
+        if pair is None:
+            pair = known[key] = (spec_of(entry), stored_spec(entry))
+        specs.append(pair[0])
+        stored.append(pair[1])
+    return specs, stored

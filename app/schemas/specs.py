@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
-
-from app.domain.offsets import OffsetSpec
 
 INT64_MAX = 2**63 - 1
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
@@ -65,47 +62,3 @@ CutTime = Annotated[
     Field(description="Delete records older than this time: RFC 3339 with an offset, or epoch ms"),
 ]
 GroupId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
-
-
-def spec_of(entry: Any) -> OffsetSpec:
-    """The domain spec of one validated request entry."""
-    if entry.before is not None:
-        return OffsetSpec(before_ms=epoch_ms(entry.before))
-    if entry.committed_by is not None:
-        return OffsetSpec(committed_by=tuple(entry.committed_by))
-    if entry.to is not None:
-        return OffsetSpec(to_end=True)
-    return OffsetSpec(offset=entry.offset)
-
-
-def stored_spec(entry: Any) -> dict[str, object]:
-    """What the deletion shows as the spec of each partition an entry named."""
-    spec: dict[str, object] = spec_of(entry).as_json()
-    if entry.before is not None:
-        spec["before"] = entry.before
-    if entry.partition is None:
-        spec["all_partitions"] = True
-    return spec
-
-
-def entry_specs(entries: Sequence[Any]) -> tuple[list[OffsetSpec], list[dict[str, object]]]:
-    """``spec_of`` and ``stored_spec`` of each entry. Entries that say the same share one object of each:
-    a 10,000-entry request usually names a handful of specs, each built once."""
-    known: dict[tuple[object, ...], tuple[OffsetSpec, dict[str, object]]] = {}
-    specs: list[OffsetSpec] = []
-    stored: list[dict[str, object]] = []
-    for entry in entries:
-        groups = entry.committed_by
-        key = (
-            entry.offset,
-            entry.before,
-            None if groups is None else tuple(groups),
-            entry.to,
-            entry.partition is None,
-        )
-        pair = known.get(key)
-        if pair is None:
-            pair = known[key] = (spec_of(entry), stored_spec(entry))
-        specs.append(pair[0])
-        stored.append(pair[1])
-    return specs, stored

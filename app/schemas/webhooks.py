@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from app.domain.webhook_events import ALL_EVENT_TYPES, EventType, secret_key
 from app.domain.webhook_targets import TargetRefused, check_target
-from app.domain.webhooks import ALL_EVENT_TYPES, EventType, secret_key
 
 MAX_URL_LENGTH = 2048
 CLUSTER_HELP = "The configured cluster whose deletion events the webhook receives"

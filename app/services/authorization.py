@@ -9,7 +9,7 @@ from typing import Protocol
 from app.adapters.db.models import Deletion
 from app.auth import Principal
 from app.domain.acl import Operation
-from app.domain.deletions import DeletionScope
+from app.domain.deletion_requests import DeletionScope
 
 
 class Authorization(Protocol):

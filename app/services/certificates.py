@@ -19,11 +19,11 @@ from app.adapters.db.models import AuditEvent, Deletion, PartitionDeletion
 from app.adapters.db.repositories import approvals as approval_repo
 from app.adapters.db.repositories import evidence as repo
 from app.adapters.db.session import read_session
-from app.audit.canonical import rfc3339
+from app.audit.chain import rfc3339
 from app.auth import Principal
 from app.certificates import sign_certificate
 from app.domain.approvals import Decision, SubjectKind
-from app.domain.deletions import DeletionStatus
+from app.domain.deletion_requests import DeletionStatus
 from app.errors import Conflict
 from app.schemas.certificates import (
     AuditAnchor,

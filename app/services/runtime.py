@@ -14,8 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.audit.checkpoints import CheckpointKey, load_checkpoint_key
 from app.auth.acl_sources import AclSources
-from app.domain.executor import ExecutorPort
-from app.domain.ports import KafkaGateway
+from app.domain.ports import ExecutorPort, KafkaGateway
 from app.services.authorization import Authorization
 from app.services.deletions.group_commit import AcceptBatcher
 from app.settings import Settings

@@ -40,9 +40,8 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.acls import Requester
 from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import read_session, write_transaction
-from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim
-from app.domain.ports import KafkaGateway, PartitionOutcome, TopicPartition
+from app.domain.deletion_requests import PartitionStatus
+from app.domain.ports import Claim, KafkaGateway, PartitionOutcome, TopicPartition
 from app.logs import log_context
 from app.worker import metrics
 from app.worker.retries import Policy, broker_wait_ms

@@ -32,8 +32,7 @@ from app.adapters.db.faults import fault_name, is_outage
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories import write_back
 from app.adapters.db.session import write_transaction
-from app.domain.executor import Claim, Lease, Requester
-from app.domain.ports import KafkaGateway, PartitionOutcome
+from app.domain.ports import Claim, KafkaGateway, Lease, PartitionOutcome, Requester
 from app.logs import log_context
 from app.settings import Settings
 from app.worker import metrics

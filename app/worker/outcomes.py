@@ -15,7 +15,7 @@ Each leader's answer is decided as it arrives (``app.worker.retries``) and writt
 4. for each deletion that just became terminal (only the transaction that moves it there sees it
    non-terminal before, so its completion is recorded exactly once): its completion summary, every
    partition's outcome read back from the rows, and its webhook outbox rows
-   (``app.services.webhooks.outbox``);
+   (``app.adapters.db.repositories.webhooks``);
 5. append one ``deletion.partition_failed`` event per failed partition and one ``deletion.completed``
    per deletion that became terminal, in one append, last: appending locks the audit head until commit,
    which every other appender waits for.
@@ -41,12 +41,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.faults import fault_name, is_outage
 from app.adapters.db.repositories import write_back as repo
+from app.adapters.db.repositories.webhooks import enqueue_events
 from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events, events
-from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
-from app.domain.executor import Claim
-from app.services.webhooks.outbox import ended_events, enqueue_events
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus, overall_status
+from app.domain.ports import Claim
+from app.domain.webhook_events import ended_events
 
 log = logging.getLogger("kafka_purge.worker")
 

@@ -21,9 +21,8 @@ from datetime import datetime, timedelta
 
 from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.kafka.error_codes import classify, describe
-from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim
-from app.domain.ports import PartitionOutcome
+from app.domain.deletion_requests import PartitionStatus
+from app.domain.ports import Claim, PartitionOutcome
 from app.settings import WorkerSettings
 
 REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"

@@ -1,15 +1,15 @@
 """Delivers the webhook outbox, where the executor runs (the app, ``serve --workers-only``).
 
-Each tick looks for due deliveries (a read, so idle ticks take no write lock) and claims as many as
-there is room for (at most ``claim_batch`` in flight) under a lease
+Each tick looks for due deliveries (a read, so idle ticks take no write lock) and claims as many as there
+is room for (at most ``claim_batch`` in flight) under a lease
 (``app.adapters.db.repositories.webhook_deliveries``). Each is POSTed on its own
-(``app.adapters.webhook_client``: only to addresses the target policy permits, checked after resolving;
-a timeout per attempt, no redirects followed; signed as Standard Webhooks says: ``app.domain.webhooks``),
-and its outcome written as soon as it is known, fenced: delivered (2xx), retried later with capped
-exponential backoff, or dead-lettered after ``max_attempts``. Any exception in an attempt is a failed
-attempt. A slow receiver holds only its own attempts. Delivery is at
-least once: a process that dies mid-attempt leaves the lease to expire, and any instance attempts the
-delivery again; receivers deduplicate on ``webhook-id``.
+(``app.adapters.webhook_client``: only to addresses the target policy permits, checked after resolving; a
+timeout per attempt, no redirects followed; signed as Standard Webhooks says:
+``app.domain.webhook_events``), and its outcome written as soon as it is known, fenced: delivered (2xx),
+retried later with capped exponential backoff, or dead-lettered after ``max_attempts``. Any exception in
+an attempt is a failed attempt. A slow receiver holds only its own attempts. Delivery is at least once: a
+process that dies mid-attempt leaves the lease to expire, and any instance attempts the delivery again;
+receivers deduplicate on ``webhook-id``.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from app.adapters.db.repositories import webhook_deliveries as repo
 from app.adapters.db.repositories.webhook_deliveries import ClaimedDelivery, Outcome
 from app.adapters.db.session import read_session, write_transaction
 from app.adapters.webhook_client import WebhookClient
+from app.domain.webhook_events import retry_delay, signed_headers
 from app.domain.webhook_targets import TargetRefused, parse_target
-from app.domain.webhooks import retry_delay, signed_headers
 from app.settings import WebhookSettings
 from app.worker import metrics
 from app.worker.executor import default_instance_id

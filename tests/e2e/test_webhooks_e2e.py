@@ -38,7 +38,7 @@ from sqlalchemy import select
 
 from app.adapters.db.session import read_session
 from app.adapters.db.webhook_models import WebhookDelivery
-from app.domain.webhooks import EventType
+from app.domain.webhook_events import EventType
 from app.worker.webhooks import REFUSED
 
 pytestmark = pytest.mark.slow

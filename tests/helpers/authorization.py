@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from app.adapters.db.models import Deletion
 from app.auth import Principal
 from app.domain.acl import Operation
-from app.domain.deletions import DeletionScope
+from app.domain.deletion_requests import DeletionScope
 
 
 class AllowAll:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim
+from app.domain.deletion_requests import PartitionStatus
+from app.domain.ports import Claim
 
 
 def claim(now: datetime, **overrides: Any) -> Claim:

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.session import write_transaction
 from app.adapters.db.webhook_models import Webhook
-from app.domain.webhooks import EventType, new_secret
+from app.domain.webhook_events import EventType, new_secret
 
 
 async def stored_webhook(

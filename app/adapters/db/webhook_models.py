@@ -14,7 +14,7 @@ from app.adapters.db.models import Base, BigId
 
 
 class Webhook(Base):
-    """An admin-managed target that receives a cluster's deletion events (``app.domain.webhooks``)."""
+    """An admin-managed target that receives a cluster's deletion events (``app.domain.webhook_events``)."""
 
     __tablename__ = "webhook"
     __table_args__ = (Index("ix_webhook_cluster", "cluster"),)

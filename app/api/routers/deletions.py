@@ -23,7 +23,7 @@ from app.api.pagination import cursor_time, decode_cursor, encode_cursor, page_l
 from app.api.response_examples import ACCEPTED_EXAMPLE, PREVIEW_EXAMPLE
 from app.api.routing import RequestIdDep, RuntimeDep, StrictJsonRoute
 from app.auth import PrincipalDep
-from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus
 from app.schemas.common import PageLimit, problem_responses
 from app.schemas.deletions import (
     DeletionCreate,

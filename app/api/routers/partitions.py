@@ -10,7 +10,7 @@ from app.api.pagination import PARTITION, decode_cursor, page_limit, partition_c
 from app.api.routers.deletions import DeletionId
 from app.api.routing import DatabaseRoute, RuntimeDep
 from app.auth import PrincipalDep
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.schemas.common import PageLimit, problem_responses
 from app.schemas.deletions import PartitionNumber, PartitionPage, PartitionRead, TopicName
 from app.services.deletions import visibility

@@ -19,7 +19,7 @@ from app.adapters.db import approval_models as models
 from app.adapters.db.repositories import approvals as repo
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.domain.approvals import ApprovalRule, Exemption, Requirement, matching_rules, requirement
-from app.domain.impact import PartitionImpact, unconsumed_groups
+from app.domain.deletion_requests import PartitionImpact, unconsumed_groups
 from app.domain.topic_patterns import TopicSelector
 
 MAX_FROZEN_GROUPS = 1000

@@ -1,5 +1,5 @@
 """Every change of state four-eyes approval makes, one function per transition, each writing the change
-and its audit event, and for a deletion its webhook event (``app.services.webhooks.outbox``), in the
+and its audit event, and for a deletion its webhook event (``app.adapters.db.repositories.webhooks``), in the
 caller's transaction:
 
     deletion: (new) ─> awaiting_approval ─> approved (then the executor: in_progress, ...)
@@ -28,13 +28,13 @@ from app.adapters.db.approval_models import ApprovalRequest
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import approvals as repo
 from app.adapters.db.repositories import deletions as deletions_repo
+from app.adapters.db.repositories.webhooks import enqueue_event
 from app.adapters.db.retention_models import RetentionPolicy
 from app.audit import NewEvent, append_events, events
 from app.audit.events import Actor
 from app.domain.approvals import ApprovalStatus, Requirement, SubjectKind
-from app.domain.deletions import DeletionStatus
-from app.domain.webhooks import EventType
-from app.services.webhooks.outbox import enqueue_event
+from app.domain.deletion_requests import DeletionStatus
+from app.domain.webhook_events import EventType
 
 POLICY_PENDING = ApprovalStatus.PENDING.value
 # The webhook event of each way a waiting deletion ends (a cancel is none, as for any cancelled deletion).

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from app.adapters.db.repositories.deletions import PlannedPartition
-from app.domain.impact import (
+from app.domain.deletion_requests import (
     Cut,
     PartitionImpact,
     UnconsumedGroup,

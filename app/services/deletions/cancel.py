@@ -8,15 +8,16 @@ from datetime import UTC, datetime
 from app.adapters.db.repositories import cancellation
 from app.adapters.db.repositories import deletion_reads as reads
 from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
+from app.adapters.db.repositories.webhooks import enqueue_events
 from app.adapters.db.session import read_session, run_read, write_transaction
 from app.audit import append_event, events
 from app.audit.events import Actor
 from app.auth import Principal
+from app.domain.webhook_events import outcome_event
 from app.errors import Conflict
 from app.services.approvals import transitions
 from app.services.deletions.visibility import visible_deletion
 from app.services.runtime import Runtime
-from app.services.webhooks.outbox import enqueue_events, outcome_event
 
 
 async def cancel_deletion(

@@ -9,8 +9,8 @@ at a time; storing all that wait in one transaction takes small POSTs from about
 A request whose checks and planning are done (``app.services.deletions.submission``) gives its deletion
 to this instance's ``AcceptBatcher`` and waits. The batcher stores all that is waiting in ONE
 transaction: the idempotency keys checked in one query, every deletion and its partitions, their webhook
-outbox rows (``app.services.webhooks.outbox``), a protected deletion held for approval with the preview
-its approvers approve (``app.services.approvals.transitions.hold_deletion``), every other
+outbox rows (``app.adapters.db.repositories.webhooks``), a protected deletion held for approval with the
+preview its approvers approve (``app.services.approvals.transitions.hold_deletion``), every other
 ``deletion.requested`` event in one append (in the order the requests arrived), and one executor lease for
 the lot (``LeasedInsert``: after the commit the executor works their claimed partitions as one batch).
 Then each request gets its answer. While a transaction runs, new requests wait for the next one: at low
@@ -47,14 +47,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.faults import note_commit, recorded_commits
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import deletions as repo
+from app.adapters.db.repositories.webhooks import accepted_events, enqueue_events
 from app.adapters.db.session import write_transaction
 from app.audit import NewEvent, append_events
 from app.audit.events import Actor
 from app.domain.approvals import Requirement
-from app.domain.executor import Claim, ExecutorPort, Lease, Requester
+from app.domain.ports import Claim, ExecutorPort, Lease, Requester
 from app.metrics import accept_transactions_total
 from app.services.approvals.transitions import hold_deletion
-from app.services.webhooks.outbox import accepted_events, enqueue_events
 
 log = logging.getLogger("kafka_purge.api")
 
@@ -231,7 +231,7 @@ def _answer(future: asyncio.Future[None], outcome: BaseException | None) -> None
 
 class LeasedInsert:
     """New deletions stored with their first ``claim_batch`` partitions claimed by this instance's
-    executor, through ``app.domain.executor.ExecutorPort`` (``app.worker.executor.Executor``).
+    executor, through ``app.domain.ports.ExecutorPort`` (``app.worker.executor.Executor``).
 
     Without it, the executor of the instance that accepted a deletion would wake up, claim the new rows in
     a transaction of its own (one UPDATE of every row, most of a second at 10,000 partitions) and only then

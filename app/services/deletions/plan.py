@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.adapters.db.repositories.deletions import PlannedPartition
-from app.domain.impact import (
+from app.domain.deletion_requests import (
     TopicTraits,
     is_compact_only,
 )
@@ -35,7 +35,7 @@ from app.errors import (
     TopicNotFound,
     ValidationFailed,
 )
-from app.schemas.specs import entry_specs
+from app.schemas.deletions import entry_specs
 from app.services.deletions.request import DeletionRequest
 from app.services.runtime import Runtime
 

@@ -19,7 +19,7 @@ from app.adapters.db.session import write_transaction
 from app.audit import append_event, canonical_json, events
 from app.audit.events import Actor
 from app.auth import Principal
-from app.domain.impact import PartitionImpact, UnconsumedGroup, uncommitted, unconsumed_groups
+from app.domain.deletion_requests import PartitionImpact, UnconsumedGroup, uncommitted, unconsumed_groups
 from app.domain.ports import TopicPartition
 from app.domain.timestamps import WINDOW, judge_cut, sample_start
 from app.errors import ClusterNotFound, PurgeError

@@ -10,7 +10,7 @@ from typing import Protocol
 
 class Entry(Protocol):
     """One entry: a topic, a partition (None: every partition of the topic) and its spec (exactly one of
-    ``offset`` and the fields ``app.schemas.specs.spec_of`` reads)."""
+    ``offset`` and the fields ``app.schemas.deletions.spec_of`` reads)."""
 
     @property
     def topic(self) -> str: ...

@@ -40,8 +40,7 @@ from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.approvals import Requirement
 from app.domain.commands import DeletionCommand
-from app.domain.deletions import DeletionStatus
-from app.domain.impact import UnconsumedGroup
+from app.domain.deletion_requests import DeletionStatus, UnconsumedGroup
 from app.errors import ClusterNotFound, FieldError, IdempotencyMismatch, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
 from app.schemas.deletions import DeletionCreate

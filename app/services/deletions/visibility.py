@@ -16,7 +16,7 @@ from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
 from app.adapters.db.session import run_read
 from app.auth import Principal
-from app.domain.deletions import DeletionScope, PartitionStatus
+from app.domain.deletion_requests import DeletionScope, PartitionStatus
 from app.errors import NotFound
 from app.services.authorization import Authorization
 from app.services.runtime import Runtime

@@ -36,8 +36,7 @@ from app.adapters.db.session import read_session
 from app.auth import Principal
 from app.domain.commands import Cut, DeletionCommand
 from app.domain.connect import ConnectUnavailable, SinkReading
-from app.domain.executor import Requester
-from app.domain.ports import TopicPartition
+from app.domain.ports import Requester, TopicPartition
 from app.domain.retention import (
     ConsumerSelection,
     RetentionRules,

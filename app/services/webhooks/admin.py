@@ -19,8 +19,8 @@ from app.audit import append_event, events
 from app.audit.events import Actor
 from app.auth import Principal
 from app.domain.acl import Operation
+from app.domain.webhook_events import new_secret
 from app.domain.webhook_targets import TargetRefused, parse_target
-from app.domain.webhooks import new_secret
 from app.errors import ClusterNotFound, FieldError, NotFound, ValidationFailed
 from app.schemas.webhooks import WebhookCreate, WebhookRead, WebhookUpdate
 from app.services.runtime import Runtime

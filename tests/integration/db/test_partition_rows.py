@@ -18,9 +18,8 @@ from app.adapters.db.repositories.write_back import (
     write_updates,
 )
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session, write_transaction
-from app.domain.deletions import PartitionStatus
-from app.domain.executor import Lease
-from app.domain.ports import TopicPartition
+from app.domain.deletion_requests import PartitionStatus
+from app.domain.ports import Lease, TopicPartition
 
 # Group names are free text: these must reach the stored spec unchanged whatever array syntax carries them.
 AWKWARD_GROUPS = ['quote"d', "back\\slash", "{brace},comma", "NULL", "", "späť ✓", "tab\tand\nnewline"]

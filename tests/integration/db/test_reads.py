@@ -20,8 +20,7 @@ from sqlalchemy.orm import Session
 
 from app.adapters.db.repositories.deletions import PlannedPartition, create_deletions
 from app.adapters.db.session import create_engine, open_connections, read_session, run_read
-from app.domain.executor import Lease
-from app.domain.ports import TopicPartition
+from app.domain.ports import Lease, TopicPartition
 
 Maker = async_sessionmaker[AsyncSession]
 

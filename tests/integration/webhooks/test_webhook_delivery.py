@@ -22,10 +22,10 @@ from helpers.webhooks import stored_webhook
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.adapters.db.repositories.webhooks import enqueue_events
 from app.adapters.db.session import read_session, write_transaction
 from app.adapters.db.webhook_models import WebhookDelivery
-from app.domain.webhooks import DeletionEvent, EventType
-from app.services.webhooks.outbox import enqueue_events
+from app.domain.webhook_events import DeletionEvent, EventType
 from app.settings import WebhookSettings
 from app.worker.webhooks import NO_ANSWER, REFUSED, WebhookDispatcher
 

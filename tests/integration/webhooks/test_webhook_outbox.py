@@ -15,10 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.repositories import webhook_deliveries as repo
 from app.adapters.db.repositories.webhook_deliveries import Outcome
+from app.adapters.db.repositories.webhooks import enqueue_events
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session, write_transaction
 from app.adapters.db.webhook_models import WebhookDelivery
-from app.domain.webhooks import DeletionEvent, EventType
-from app.services.webhooks.outbox import enqueue_events
+from app.domain.webhook_events import DeletionEvent, EventType
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 

@@ -15,10 +15,10 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import PartitionDeletion
+from app.adapters.db.repositories.webhooks import enqueue_events
 from app.adapters.db.session import create_engine, make_sessionmaker, read_session, write_transaction
 from app.adapters.db.webhook_models import Webhook
-from app.domain.webhooks import DeletionEvent, EventType
-from app.services.webhooks.outbox import enqueue_events
+from app.domain.webhook_events import DeletionEvent, EventType
 from app.settings import ClusterSettings, Settings, WebhookSettings
 
 Token = Callable[[str], Awaitable[str]]

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import create_engine, make_sessionmaker, write_transaction
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.worker.outcomes import apply_updates
 
 ROWS = 3_000

@@ -20,8 +20,8 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories import write_back
 from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import write_transaction
-from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim
+from app.domain.deletion_requests import PartitionStatus
+from app.domain.ports import Claim
 from app.worker.outcomes import apply_updates
 
 Maker = async_sessionmaker[AsyncSession]

@@ -27,8 +27,8 @@ from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories import write_back
 from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import write_transaction
-from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim
+from app.domain.deletion_requests import PartitionStatus
+from app.domain.ports import Claim
 from app.worker import outcomes
 from app.worker.outcomes import APPLY_ATTEMPTS, WriteBack
 

@@ -14,7 +14,7 @@ from app.domain.approvals import (
     refusal,
     requirement,
 )
-from app.domain.deletions import (
+from app.domain.deletion_requests import (
     DeletionStatus,
     IllegalTransition,
     PartitionStatus,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.domain.webhooks import (
+from app.domain.webhook_events import (
     DeletionEvent,
     EventType,
     cloud_event,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.domain.impact import (
+from app.domain.deletion_requests import (
     TopicTraits,
     is_compact_only,
     partition_impact,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from helpers.claims import claim
 
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 from app.worker.dispatch import group_claims
 from app.worker.retries import Policy
 

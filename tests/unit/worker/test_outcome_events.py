@@ -10,7 +10,7 @@ from helpers.claims import claim
 from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.audit import rendered
 from app.audit.events import EXECUTOR_PRINCIPAL
-from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus
 from app.worker.outcomes import completion_event, failure_event, failure_events
 
 NOW = datetime(2026, 11, 25, tzinfo=UTC)

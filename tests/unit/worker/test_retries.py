@@ -9,9 +9,8 @@ from helpers.claims import claim
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim
-from app.domain.ports import PartitionOutcome
+from app.domain.deletion_requests import PartitionStatus
+from app.domain.ports import Claim, PartitionOutcome
 from app.worker.retries import Policy, backoff_ms, broker_wait_ms, decide
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.models import AclBinding as AclBindingRow
 from app.adapters.db.models import AclVersion, Deletion
 from app.domain.acl import AclBinding, AclFilter, Operation, PatternType, Permission, ResourceType
-from app.domain.executor import Requester as Requester  # re-exported: the worker reads requesters here
+from app.domain.ports import Requester as Requester  # re-exported: the worker reads requesters here
 
 
 def _binding(row: AclBindingRow) -> AclBinding:

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.approval_models import ApprovalDecision, ApprovalRequest, ApprovalRule
 from app.adapters.db.models import PartitionDeletion
 from app.domain.approvals import ApprovalStatus, SubjectKind
-from app.domain.deletions import PartitionStatus
+from app.domain.deletion_requests import PartitionStatus
 
 
 async def get_rule(session: AsyncSession, cluster: str, name: str) -> ApprovalRule | None:

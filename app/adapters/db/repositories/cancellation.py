@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories.deletion_reads import status_counts
-from app.domain.deletions import DeletionStatus, PartitionStatus, overall_status
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus, overall_status
 
 
 async def cancel_pending(session: AsyncSession, deletion_id: str, now: datetime) -> list[tuple[str, int]]:

@@ -39,8 +39,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.adapters.db.models import Deletion, PartitionDeletion
-from app.domain.deletions import CLAIMABLE_DELETION_STATUSES, PartitionStatus
-from app.domain.executor import Claim, Lease
+from app.domain.deletion_requests import CLAIMABLE_DELETION_STATUSES, PartitionStatus
+from app.domain.ports import Claim, Lease
 
 PD = cast(Table, PartitionDeletion.__table__)
 DELETIONS = cast(Table, Deletion.__table__)

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from app.adapters.db.models import Deletion, PartitionDeletion
-from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus
 
 DELETION = cast(Table, Deletion.__table__)
 PARTITION = cast(Table, PartitionDeletion.__table__)

@@ -24,9 +24,8 @@ from sqlalchemy.types import TypeDecorator
 from app.adapters.db.models import Deletion, PartitionDeletion
 from app.adapters.db.repositories.claims import lease_claims, leased_claims
 from app.adapters.db.repositories.write_back import integer_array, text_array
-from app.domain.deletions import PartitionStatus
-from app.domain.executor import Claim, Lease
-from app.domain.ports import TopicPartition
+from app.domain.deletion_requests import PartitionStatus
+from app.domain.ports import Claim, Lease, TopicPartition
 
 
 def _array_item(column_type: Any) -> Any:

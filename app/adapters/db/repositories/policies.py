@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import PartitionDeletion
 from app.adapters.db.retention_models import PolicyRun, RetentionPolicy
-from app.domain.deletions import TERMINAL_PARTITION_STATUSES
+from app.domain.deletion_requests import TERMINAL_PARTITION_STATUSES
 
 
 async def get_policy(session: AsyncSession, cluster: str, name: str) -> RetentionPolicy | None:

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.adapters.db.webhook_models import Webhook, WebhookDelivery
-from app.domain.webhooks import DeliveryStatus
+from app.domain.webhook_events import DeliveryStatus
 
 D = WebhookDelivery
 PENDING = DeliveryStatus.PENDING.value

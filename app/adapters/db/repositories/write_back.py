@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories.claims import DELETIONS, PD, any_of, chunks, id_in, is_postgresql
-from app.domain.deletions import DeletionStatus, PartitionStatus
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)

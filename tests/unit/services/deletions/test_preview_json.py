@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from app.audit import canonical_json
-from app.domain.impact import GroupImpact, PartitionImpact, uncommitted
+from app.domain.deletion_requests import GroupImpact, PartitionImpact, uncommitted
 from app.domain.offsets import OffsetSpec, PlannedCut
 from app.domain.ports import TimeOffset, TopicPartition
 from app.schemas.inspection import PartitionPreview

@@ -4,10 +4,8 @@ request fields its audit event records are those of the same deletion sent as an
 from __future__ import annotations
 
 from app.adapters.db.retention_models import RetentionPolicy
-from app.domain.executor import Requester
-from app.domain.ports import TopicPartition
-from app.schemas.deletions import DeletionCreate
-from app.schemas.specs import entry_specs
+from app.domain.ports import Requester, TopicPartition
+from app.schemas.deletions import DeletionCreate, entry_specs
 from app.services.retention.sweep import deletion_command
 
 TP = TopicPartition

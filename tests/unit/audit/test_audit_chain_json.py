@@ -9,7 +9,7 @@ from enum import StrEnum
 import pytest
 
 from app.audit import canonical_json, canonical_object, chain_hash, rfc3339
-from app.audit.canonical import normalized
+from app.audit.chain import normalized
 
 
 def test_keys_sorted_and_no_whitespace() -> None:

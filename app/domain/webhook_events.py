@@ -1,5 +1,5 @@
-"""Webhooks: the deletion events they carry, how deliveries are signed and retried (the targets they
-may name: ``app.domain.webhook_targets``).
+"""Webhooks: the deletion events they carry (``outcome_event``, ``ended_events``: those of deletions that
+ended), how deliveries are signed and retried (the targets they may name: ``app.domain.webhook_targets``).
 
 Events are CloudEvents 1.0 in structured JSON mode. A webhook subscribes to short names
 (``deletion.succeeded``); the CloudEvent's ``type`` is that name under the reverse-DNS prefix
@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus
 
 TYPE_PREFIX = "io.kafka-purge."
 SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
@@ -141,3 +143,29 @@ def cloud_event(event: DeletionEvent, event_id: str, time: datetime, requester: 
 def event_body(document: Mapping[str, Any]) -> str:
     """The body a delivery sends: compact JSON, the same bytes on every attempt."""
     return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+
+
+def outcome_event(
+    deletion_id: str, cluster: str, status: str, counts: Mapping[str, int]
+) -> DeletionEvent | None:
+    """The event of a deletion that reached the terminal ``status`` (None for one that is no event:
+    cancelled)."""
+    event_type = TERMINAL_EVENTS.get(status)
+    if event_type is None:
+        return None
+    partitions = {"total": sum(counts.values()), **counts}
+    return DeletionEvent(event_type, deletion_id, cluster, status, partitions)
+
+
+def ended_events(
+    ended: Mapping[str, tuple[DeletionStatus, Mapping[PartitionStatus, int]]], clusters: Mapping[str, str]
+) -> list[DeletionEvent]:
+    """The events of deletions that just ended, by id with their status and partition counts (none for a
+    cancelled one)."""
+    found = []
+    for deletion_id, (status, counts) in ended.items():
+        by_status = {s.value: n for s, n in counts.items()}
+        event = outcome_event(deletion_id, clusters[deletion_id], status.value, by_status)
+        if event is not None:
+            found.append(event)
+    return found
