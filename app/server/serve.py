@@ -15,6 +15,7 @@ from typing import Any
 import uvicorn
 
 from app.auth.dev_issuer import check_dev_issuer
+from app.gc_pause import freeze_startup_objects
 from app.server.migrations import migrate_database
 from app.server.processes import die_with_parent
 from app.settings import Settings
@@ -91,6 +92,7 @@ def serve_forked(
     connections). The app is built before forking, so every worker trusts the same dev issuer key; each
     runs its own lifespan (engine, Kafka clients, an executor with its own instance id: leases and
     fences make executors in several processes safe). Children end with the parent."""
+    freeze_startup_objects()
     children = []
     for _ in range(workers - 1):
         pid = os.fork()

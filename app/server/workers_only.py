@@ -7,6 +7,7 @@ import asyncio
 import logging
 import signal
 
+from app.gc_pause import freeze_startup_objects
 from app.settings import Settings
 
 log = logging.getLogger("kafka_purge.server")
@@ -24,6 +25,7 @@ async def run_workers(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    freeze_startup_objects()
     try:
         await gateway.start()
         async with standalone_workers(settings, make_sessionmaker(engine), gateway) as workers:

@@ -36,19 +36,20 @@ def record_statements(engine: AsyncEngine) -> list[str]:
 
 
 def pings(engine: AsyncEngine) -> list[bool]:
-    """One entry per pre-ping that went to the server (SQLAlchemy's asyncpg ping sends ``;``)."""
+    """One entry per checkout whose check (``ConnectionCheck``) sent a statement to the server: asyncpg
+    counts every query it sends, read here before and after the pool's other checkout listeners."""
     sent: list[bool] = []
-    original = engine.sync_engine.dialect.do_ping
+    before: dict[int, int] = {}
 
-    def counting(dbapi_connection: Any) -> bool:
-        driver = dbapi_connection.driver_connection
-        before = driver._protocol.queries_count  # asyncpg counts every query it sends
-        alive = original(dbapi_connection)
-        if driver._protocol.queries_count != before:
-            sent.append(alive)
-        return alive
+    @event.listens_for(engine.sync_engine, "checkout", insert=True)
+    def first(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        before[id(dbapi_connection)] = dbapi_connection.driver_connection._protocol.queries_count
 
-    engine.sync_engine.dialect.do_ping = counting  # type: ignore[method-assign]
+    @event.listens_for(engine.sync_engine, "checkout")
+    def last(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        if dbapi_connection.driver_connection._protocol.queries_count != before.pop(id(dbapi_connection)):
+            sent.append(True)
+
     return sent
 
 
@@ -81,17 +82,17 @@ async def test_reads_on_both_databases(engine: AsyncEngine, sessionmaker: Maker)
     assert statements == expected
 
 
-async def test_reads_and_sessions_ping_the_connections_they_take_from_the_pool(
+async def test_read_checkouts_only_look_at_the_socket_and_sessions_ping(
     engine: AsyncEngine, sessionmaker: Maker, migrated_url: str
 ) -> None:
     postgresql_only(migrated_url)
     sent = pings(engine)
-    await run_read(sessionmaker, select_one)  # a new connection: never pinged
     await run_read(sessionmaker, select_one)
-    assert sent == [True]
+    await run_read(sessionmaker, select_one)
+    assert sent == []
     async with read_session(sessionmaker) as session:
         await session.execute(text("SELECT 1"))
-    assert sent == [True, True]
+    assert sent == [True]
 
 
 async def test_a_read_on_a_connection_that_died_runs_again(sessionmaker: Maker, migrated_url: str) -> None:
