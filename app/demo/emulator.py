@@ -32,24 +32,30 @@ class EmulatorProcess:
                 "the demo runs the Kafka cluster emulator (package kafka_emulator, part of the kafka-purge "
                 f"wheel), which {sys.executable} cannot import: reinstall kafka-purge in this environment"
             )
-        self._process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "kafka_emulator",
-            "--brokers",
-            str(self.brokers),
-            "--config",
-            str(self.topology),
-            # The demo shows LeaderOnly deletions, so its brokers serve the DeleteRecords v3 draft, which no
-            # Apache Kafka release has (4.4 serves v0-2, the emulator's default).
-            "--delete-records-max-version",
-            "3",
-            stdout=asyncio.subprocess.PIPE,
-            # Its own session: Ctrl-C reaches only us, and we stop it after the service has drained.
-            start_new_session=True,
-            # If the demo itself is killed (no chance to stop it), the emulator goes too.
-            preexec_fn=die_with_parent,
+        command = [sys.executable, "-m", "kafka_emulator", "--brokers", str(self.brokers)]
+        command += ["--config", str(self.topology)]
+        # The demo shows LeaderOnly deletions, so its brokers serve the DeleteRecords v3 draft, which no
+        # Apache Kafka release has (4.4 serves v0-2, the emulator's default).
+        command += ["--delete-records-max-version", "3"]
+        spawning = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                *command,
+                stdout=asyncio.subprocess.PIPE,
+                # Its own session: Ctrl-C reaches only us, and we stop it after the service has drained.
+                start_new_session=True,
+                # If the demo itself is killed (no chance to stop it), the emulator goes too.
+                preexec_fn=die_with_parent,
+            )
         )
+        try:
+            self._process = await asyncio.shield(spawning)
+        except asyncio.CancelledError:
+            # Cancelled while it connects the child's pipes, create_subprocess_exec waits for ever for the
+            # child to exit (CPython 3.11: the transport only finishes once every pipe has disconnected).
+            # So Ctrl-C lets the spawn finish, then stops the child.
+            self._process = await spawning
+            await self.stop()
+            raise
         assert self._process.stdout is not None
         try:
             async with asyncio.timeout(READY_TIMEOUT_SECONDS):

@@ -41,11 +41,18 @@ def _offsets(group: DemoGroup) -> dict[tuple[str, int], int]:
 
 async def start_demo_groups(bootstrap: str) -> list[GroupMember]:
     """Commits every group's positions, then joins the live groups; returns their members (to stop)."""
-    await asyncio.gather(
-        *(commit_offsets(bootstrap, g.name, _offsets(g), CLIENT_ID) for g in CONSUMER_GROUPS)
-    )
+    # Task groups: cancelled, each waits for its children (gather would leave them running).
+    async with asyncio.TaskGroup() as group:
+        for g in CONSUMER_GROUPS:
+            group.create_task(commit_offsets(bootstrap, g.name, _offsets(g), CLIENT_ID))
     members = [
         GroupMember(bootstrap, g.name, list(g.positions), CLIENT_ID) for g in CONSUMER_GROUPS if g.live
     ]
-    await asyncio.gather(*(member.start() for member in members))
+    try:
+        async with asyncio.TaskGroup() as group:
+            for member in members:
+                group.create_task(member.start())
+    except BaseException:
+        await asyncio.gather(*(member.stop() for member in members), return_exceptions=True)
+        raise
     return members

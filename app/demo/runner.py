@@ -121,7 +121,14 @@ async def prepare(
         logging.getLogger("aiokafka.consumer").setLevel(max(logging.WARNING, logging.getLogger().level))
         members.extend(await start_demo_groups(emulator.bootstrap))
 
-    count, _, _ = await asyncio.gather(produce_demo_records(emulator.bootstrap), groups(), importing)
+    # A task group, not gather: cancelled by Ctrl-C, gather ends as soon as its first child is cancelled
+    # and leaves the producer flushing to an emulator that is then stopped under it; a group waits for
+    # every child.
+    async with asyncio.TaskGroup() as group:
+        producing = group.create_task(produce_demo_records(emulator.bootstrap))
+        group.create_task(groups())
+    await importing
+    count = producing.result()
     await upgrade(settings.database.url)
     log.info("demo data: %d records in the emulated cluster at %s", count, emulator.bootstrap)
     log.info(
@@ -147,12 +154,16 @@ async def until_stopped(work: Coroutine[Any, Any, T], stop: asyncio.Event) -> T 
     """``work``'s result, or None once ``stop`` is set first (``work`` is then cancelled and awaited)."""
     task = asyncio.create_task(work)
     stopper = asyncio.create_task(stop.wait())
-    await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-    stopper.cancel()
+    try:
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        # Also when the caller is cancelled (a Ctrl-C before the demo's own handlers were in place).
+        stopper.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
     if not stop.is_set():
         return task.result()
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
     return None
 
 
