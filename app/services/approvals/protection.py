@@ -84,18 +84,7 @@ async def protecting(
     return matching_rules(rules, topics, via=via)
 
 
-class RuleBook:
-    """The approval rules of the clusters one transaction asks about, each cluster's read once."""
-
-    def __init__(self, session: AsyncSession) -> None:
-        self._session = session
-        self._rules: dict[str, list[ApprovalRule]] = {}
-
-    async def requirement(self, cluster: str, topics: Sequence[str]) -> Requirement | None:
-        """What approval a deletion of ``topics`` needs (None: no rule protects them)."""
-        rules = self._rules.get(cluster)
-        if rules is None:
-            rules = self._rules[cluster] = [
-                domain_rule(rule) for rule in await repo.list_rules(self._session, cluster)
-            ]
-        return requirement(matching_rules(rules, topics))
+def protection_of(rules: Sequence[models.ApprovalRule], topics: Sequence[str]) -> Requirement | None:
+    """What approval a deletion of ``topics`` needs under its cluster's ``rules`` (None: no rule
+    protects them)."""
+    return requirement(matching_rules([domain_rule(rule) for rule in rules], topics))

@@ -30,11 +30,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
+from app.adapters.db.approval_models import ApprovalRule as ApprovalRuleRow
 from app.adapters.db.models import Deletion
+from app.adapters.db.repositories import approvals as approvals_repo
 from app.adapters.db.repositories import deletions as repo
-from app.adapters.db.session import read_session
+from app.adapters.db.session import run_read
 from app.audit import canonical_json, events
 from app.audit.events import Actor
 from app.auth import Principal
@@ -44,7 +46,7 @@ from app.domain.deletion_requests import DeletionStatus, UnconsumedGroup
 from app.errors import ClusterNotFound, FieldError, IdempotencyMismatch, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
 from app.schemas.deletions import DeletionCreate
-from app.services.approvals.protection import RuleBook, frozen_preview
+from app.services.approvals.protection import frozen_preview, protection_of
 from app.services.deletions.assessment import PlannedDeletion, plan_deletion
 from app.services.deletions.group_commit import Accepted, Hold, KeyTaken
 from app.services.deletions.request import DeletionRequest
@@ -140,8 +142,9 @@ async def _submit(
     try:
         await runtime.batcher.store(accepted)
     except (IntegrityError, KeyTaken):
-        async with read_session(runtime.sessionmaker) as session:
-            answer = await _duplicate(session, fields, accepted)
+        principal, key, deletion_id = fields.principal.name, fields.key, accepted.deletion.id
+        own, keyed = await run_read(runtime.sessionmaker, repo.read_stored, principal, key, deletion_id)
+        answer = _stored(fields, accepted) if own else _duplicate(fields, keyed)
         if answer is None:
             raise
         return answer
@@ -155,32 +158,34 @@ async def _look_up(
     topics need (None: no rule protects them)."""
     if fields.key is None and not gated:
         return None, None
-    async with read_session(runtime.sessionmaker) as session:
-        if (replay := await _duplicate(session, fields)) is not None:
-            return replay, None
-        if not gated:
-            return None, None
-        topics = sorted({p.topic for p in fields.request.partitions})
-        return None, await RuleBook(session).requirement(fields.request.cluster, topics)
+    topics = sorted({p.topic for p in fields.request.partitions})
+    cluster = fields.request.cluster if gated else None
+    keyed, rules = await run_read(runtime.sessionmaker, _stored_and_rules, fields, cluster)
+    if (replay := _duplicate(fields, keyed)) is not None:
+        return replay, None
+    if rules is None:
+        return None, None
+    return None, protection_of(rules, topics)
 
 
-async def _duplicate(
-    session: AsyncSession, fields: _Fields, accepted: Accepted | None = None
-) -> Submission | None:
-    """The answer of a request something is stored for already, read in ``session``: its own deletion
-    (``accepted``, whose COMMIT went through unseen), or the deletion its Idempotency-Key names (a replay,
-    or a concurrent duplicate that won the unique constraint): the same request answers with it, another
-    is a 422. None when neither is stored."""
-    if accepted is not None and await repo.get_deletion(session, accepted.deletion.id) is not None:
-        return _stored(fields, accepted)
-    if fields.key is None:
+def _stored_and_rules(
+    session: Session, fields: _Fields, cluster: str | None
+) -> tuple[Deletion | None, list[ApprovalRuleRow] | None]:
+    """The deletion stored under the request's Idempotency-Key, and ``cluster``'s approval rules (None
+    when no cluster is asked about)."""
+    _, keyed = repo.read_stored(session, fields.principal.name, fields.key)
+    return keyed, None if cluster is None else approvals_repo.read_rules(session, cluster)
+
+
+def _duplicate(fields: _Fields, keyed: Deletion | None) -> Submission | None:
+    """The answer of a request whose Idempotency-Key names the stored deletion ``keyed`` (a replay, or a
+    concurrent duplicate that won the unique constraint): the same request answers with it, another is a
+    422. None when nothing is stored under the key."""
+    if keyed is None:
         return None
-    existing = await repo.find_by_idempotency_key(session, fields.principal.name, fields.key)
-    if existing is None:
-        return None
-    if existing.request_hash != fields.fingerprint:
+    if keyed.request_hash != fields.fingerprint:
         raise IdempotencyMismatch("This Idempotency-Key was used with a different request.")
-    return Submission(existing, replayed=True)
+    return Submission(keyed, replayed=True)
 
 
 def _accepted(fields: _Fields, planned: PlannedDeletion, need: Requirement | None) -> Accepted:

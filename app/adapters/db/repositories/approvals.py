@@ -7,6 +7,7 @@ from datetime import datetime
 
 from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from app.adapters.db.approval_models import ApprovalDecision, ApprovalRequest, ApprovalRule
 from app.adapters.db.models import PartitionDeletion
@@ -25,6 +26,11 @@ def _rules_of(cluster: str) -> Select[ApprovalRule]:
 
 async def list_rules(session: AsyncSession, cluster: str) -> list[ApprovalRule]:
     return list((await session.execute(_rules_of(cluster))).scalars())
+
+
+def read_rules(session: Session, cluster: str) -> list[ApprovalRule]:
+    """``list_rules`` for a synchronous read (``app.adapters.db.session.run_read``)."""
+    return list(session.execute(_rules_of(cluster)).scalars())
 
 
 async def add(session: AsyncSession, row: ApprovalRule | ApprovalRequest | ApprovalDecision) -> None:

@@ -19,6 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeDecorator
 
 from app.adapters.db.models import Deletion, PartitionDeletion
@@ -44,9 +45,16 @@ class PlannedPartition(NamedTuple):
     spec: dict[str, object] | None = None
 
 
-async def find_by_idempotency_key(session: AsyncSession, principal: str, key: str) -> Deletion | None:
+def read_stored(
+    session: Session, principal: str, key: str | None, deletion_id: str | None = None
+) -> tuple[bool, Deletion | None]:
+    """For a synchronous read (``app.adapters.db.session.run_read``): whether the deletion
+    ``deletion_id`` is stored, and the deletion ``principal`` stored under Idempotency-Key ``key``."""
+    stored = deletion_id is not None and session.get(Deletion, deletion_id) is not None
+    if key is None:
+        return stored, None
     query = select(Deletion).where(Deletion.principal == principal, Deletion.idempotency_key == key)
-    return (await session.execute(query)).scalar_one_or_none()
+    return stored, session.execute(query).scalar_one_or_none()
 
 
 async def find_by_idempotency_keys(
