@@ -35,7 +35,6 @@ from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
 from app.adapters.db.faults import fault_name, is_outage, recorded_commits
-from app.api.problems import request_id_of
 from app.auth import PrincipalDep
 from app.errors import DatabaseUnavailable, FieldError, UnsupportedMediaType, ValidationFailed
 from app.schemas.common import problem_responses
@@ -203,7 +202,8 @@ async def get_runtime(request: Request) -> Runtime:
 
 
 async def get_request_id(request: Request) -> str:
-    return request_id_of(request.scope) or ""
+    # ``RequestIdMiddleware`` stores it in the scope's state before any route runs.
+    return str((request.scope.get("state") or {}).get("request_id") or "")
 
 
 async def get_authorization(runtime: Annotated[Runtime, Depends(get_runtime)]) -> Authorization:

@@ -158,9 +158,9 @@ def principal_from_claims(claims: dict[str, Any], settings: Settings, host: str)
     return Principal(user=user, groups=groups, client_host=host, groups_reported=raw is not None)
 
 
-def request_client_host(request: Request, settings: Settings) -> str:
+def request_client_host(request: Request, trusted_proxies: frozenset[str]) -> str:
     peer = request.client.host if request.client else None
-    return client_host(peer, request.headers.getlist("x-forwarded-for"), settings.trusted_proxy_set())
+    return client_host(peer, request.headers.getlist("x-forwarded-for"), trusted_proxies)
 
 
 class BearerAuthentication(SecurityBase):
@@ -185,7 +185,7 @@ class BearerAuthentication(SecurityBase):
         auth = getattr(request.app.state, "auth", None)
         if auth is None:
             raise RuntimeError("app.auth.install(app, settings) was not called")
-        host = request_client_host(request, auth.settings)
+        host = request_client_host(request, auth.trusted_proxies)
         try:
             claims = await auth.validator.validate(bearer_token(request.headers.get("authorization")))
             principal = principal_from_claims(claims, auth.settings, host)

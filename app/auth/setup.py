@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fastapi import FastAPI
@@ -29,6 +29,11 @@ class AuthComponents:
     dev_issuer: DevIssuer | None
     browser_login: BrowserLogin | None = None
     memberships: MembershipReports | None = None
+    # ``PURGE_TRUSTED_PROXIES`` parsed once: every authenticated request reads it.
+    trusted_proxies: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.trusted_proxies = self.settings.trusted_proxy_set()
 
 
 DEV_ISSUER_PATH = "/dev-issuer"
