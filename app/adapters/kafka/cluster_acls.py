@@ -20,7 +20,7 @@ from typing import Any
 from aiokafka.protocol.admin import DescribeAclsRequest
 
 from app.adapters.kafka.cluster_client import BrokerFailure, ClusterClient, ClusterUnreachable
-from app.adapters.kafka.error_codes import VersionUnsupported, error_name
+from app.adapters.kafka.error_codes import ERROR_NAMES, VersionUnsupported
 from app.domain.acl import AclBinding, AclValidationError, Operation, PatternType, Permission, ResourceType
 from app.settings import ClusterSettings
 
@@ -79,7 +79,7 @@ def _entries(response: Any) -> Iterator[tuple[int, str, int, str, str, int, int]
 def read_bindings(response: Any) -> list[AclBinding]:
     """The bindings of a DescribeAcls response; raises ``AclReadFailed`` on a response error."""
     if response.error_code:
-        raise AclReadFailed(f"{error_name(response.error_code)}: {response.error_message or ''}".strip())
+        raise AclReadFailed(f"{ERROR_NAMES[response.error_code]}: {response.error_message or ''}".strip())
     bindings: list[AclBinding] = []
     for resource_type, name, pattern, principal, host, operation, permission in _entries(response):
         kinds = (RESOURCE_TYPES.get(resource_type), PATTERN_TYPES.get(pattern))

@@ -12,48 +12,54 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+
+class ErrorNames(dict[int, str]):
+    """Kafka's name for each error code; ``ERROR_NAMES[code]`` of a code the table does not know is
+    UNKNOWN_SERVER_ERROR, as Kafka's own client says. A lookup, not a call: decoders name the error of
+    every partition of an answer (10,000 in a large Metadata)."""
+
+    def __missing__(self, code: int) -> str:
+        return "UNKNOWN_SERVER_ERROR"
+
+
 # Values from Kafka's Errors.java: the codes DeleteRecords, ListOffsets, Metadata, ApiVersions and SASL
 # can produce, and the group coordinator errors FindCoordinator, DescribeGroups and OffsetFetch are
 # retried on (``group_queries.py``).
-ERROR_NAMES: dict[int, str] = {
-    -1: "UNKNOWN_SERVER_ERROR",
-    0: "NONE",
-    1: "OFFSET_OUT_OF_RANGE",
-    2: "CORRUPT_MESSAGE",
-    3: "UNKNOWN_TOPIC_OR_PARTITION",
-    5: "LEADER_NOT_AVAILABLE",
-    6: "NOT_LEADER_OR_FOLLOWER",
-    7: "REQUEST_TIMED_OUT",
-    8: "BROKER_NOT_AVAILABLE",
-    9: "REPLICA_NOT_AVAILABLE",
-    13: "NETWORK_EXCEPTION",
-    14: "COORDINATOR_LOAD_IN_PROGRESS",
-    15: "COORDINATOR_NOT_AVAILABLE",
-    16: "NOT_COORDINATOR",
-    17: "INVALID_TOPIC_EXCEPTION",
-    19: "NOT_ENOUGH_REPLICAS",
-    29: "TOPIC_AUTHORIZATION_FAILED",
-    31: "CLUSTER_AUTHORIZATION_FAILED",
-    33: "UNSUPPORTED_SASL_MECHANISM",
-    34: "ILLEGAL_SASL_STATE",
-    35: "UNSUPPORTED_VERSION",
-    42: "INVALID_REQUEST",
-    44: "POLICY_VIOLATION",
-    56: "KAFKA_STORAGE_ERROR",
-    58: "SASL_AUTHENTICATION_FAILED",
-    74: "FENCED_LEADER_EPOCH",
-    75: "UNKNOWN_LEADER_EPOCH",
-    78: "OFFSET_NOT_AVAILABLE",
-    89: "THROTTLING_QUOTA_EXCEEDED",
-    100: "UNKNOWN_TOPIC_ID",
-    103: "INCONSISTENT_TOPIC_ID",
-}
-
-
-def error_name(code: int) -> str:
-    """Kafka's name for an error code; codes this table does not know count as UNKNOWN_SERVER_ERROR,
-    as Kafka's own client does."""
-    return ERROR_NAMES.get(code, "UNKNOWN_SERVER_ERROR")
+ERROR_NAMES = ErrorNames(
+    {
+        -1: "UNKNOWN_SERVER_ERROR",
+        0: "NONE",
+        1: "OFFSET_OUT_OF_RANGE",
+        2: "CORRUPT_MESSAGE",
+        3: "UNKNOWN_TOPIC_OR_PARTITION",
+        5: "LEADER_NOT_AVAILABLE",
+        6: "NOT_LEADER_OR_FOLLOWER",
+        7: "REQUEST_TIMED_OUT",
+        8: "BROKER_NOT_AVAILABLE",
+        9: "REPLICA_NOT_AVAILABLE",
+        13: "NETWORK_EXCEPTION",
+        14: "COORDINATOR_LOAD_IN_PROGRESS",
+        15: "COORDINATOR_NOT_AVAILABLE",
+        16: "NOT_COORDINATOR",
+        17: "INVALID_TOPIC_EXCEPTION",
+        19: "NOT_ENOUGH_REPLICAS",
+        29: "TOPIC_AUTHORIZATION_FAILED",
+        31: "CLUSTER_AUTHORIZATION_FAILED",
+        33: "UNSUPPORTED_SASL_MECHANISM",
+        34: "ILLEGAL_SASL_STATE",
+        35: "UNSUPPORTED_VERSION",
+        42: "INVALID_REQUEST",
+        44: "POLICY_VIOLATION",
+        56: "KAFKA_STORAGE_ERROR",
+        58: "SASL_AUTHENTICATION_FAILED",
+        74: "FENCED_LEADER_EPOCH",
+        75: "UNKNOWN_LEADER_EPOCH",
+        78: "OFFSET_NOT_AVAILABLE",
+        89: "THROTTLING_QUOTA_EXCEEDED",
+        100: "UNKNOWN_TOPIC_ID",
+        103: "INCONSISTENT_TOPIC_ID",
+    }
+)
 
 
 class VersionUnsupported(Exception):

@@ -34,7 +34,7 @@ from app.adapters.kafka.codecs.offset_fetch import (
     read_offset_fetch,
 )
 from app.adapters.kafka.codecs.topic_metadata import Metadata
-from app.adapters.kafka.error_codes import VersionUnsupported, error_name
+from app.adapters.kafka.error_codes import ERROR_NAMES, VersionUnsupported
 from app.domain.ports import GroupInfo, TopicPartition
 from app.domain.positions import Positions
 
@@ -80,7 +80,7 @@ async def find_coordinator(client: ClusterClient, brokers: Sequence[int], group:
         except (BrokerFailure, VersionUnsupported) as exc:
             failures.append(str(exc))
             continue
-        error = error_name(int(response.error_code))
+        error = ERROR_NAMES[int(response.error_code)]
         if error == "NONE":
             client.coordinators[group] = int(response.coordinator_id)
             return int(response.coordinator_id)
@@ -108,7 +108,7 @@ async def list_groups(client: ClusterClient, brokers: Sequence[int]) -> list[str
     answers = await asyncio.gather(*(_send(client, node, ListGroupsRequest()) for node in brokers))
     groups: set[str] = set()
     for node, response in zip(brokers, answers, strict=True):
-        error = error_name(int(response.error_code))
+        error = ERROR_NAMES[int(response.error_code)]
         if error != "NONE":
             raise GroupQueryFailed(f"ListGroups on broker {node}: {error}")
         groups.update(str(entry[0]) for entry in response.groups)
@@ -129,7 +129,7 @@ async def describe_group(client: ClusterClient, brokers: Sequence[int], group: s
 def _described(entry: Any) -> GroupInfo | None:
     """One group of a DescribeGroups answer; None when it should be asked again (coordinator moved)."""
     error_code, group_id, state, protocol_type, _protocol, members = entry[:6]
-    error = error_name(int(error_code))
+    error = ERROR_NAMES[int(error_code)]
     if error in RETRIABLE:
         return None
     if error != "NONE":
@@ -193,14 +193,14 @@ def _by_topic(partitions: Sequence[TopicPartition]) -> list[tuple[str, list[int]
 def _raise_error(group: str, topic: str, indexes: Sequence[int], errors: Sequence[int]) -> None:
     for partition, code in zip(indexes, errors, strict=True):
         if code:
-            error = error_name(code)
+            error = ERROR_NAMES[code]
             if error in RETRIABLE:
                 raise _Retriable(f"OffsetFetch: {error}")
             raise GroupQueryFailed(f"OffsetFetch for group {group!r} on {topic}-{partition}: {error}")
 
 
 def _committed(group: str, answer: OffsetFetchAnswer) -> Positions:
-    top_error = error_name(answer.error_code)
+    top_error = ERROR_NAMES[answer.error_code]
     if top_error in RETRIABLE:
         raise _Retriable(f"OffsetFetch: {top_error}")
     if top_error != "NONE":

@@ -29,7 +29,7 @@ from app.adapters.kafka.cluster_client import BrokerFailure, ClusterClient
 from app.adapters.kafka.codecs.delete_records import DeleteRecordsAnswer, DeleteRecordsRequest, read_response
 from app.adapters.kafka.codecs.list_offsets import READ_UNCOMMITTED, list_offsets_request, read_list_offsets
 from app.adapters.kafka.codecs.topic_metadata import Metadata
-from app.adapters.kafka.error_codes import ERROR_NAMES, Retry, VersionUnsupported, classify, error_name
+from app.adapters.kafka.error_codes import ERROR_NAMES, Retry, VersionUnsupported, classify
 from app.domain.ports import PartitionOutcome, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ def _outcomes_read(
         if (error := errors.get(code)) is None:
             # Known codes need no more words than describe(name); an unknown one keeps its number.
             error = errors[code] = (
-                error_name(code),
+                ERROR_NAMES[code],
                 None if code in ERROR_NAMES else f"broker error code {code}",
             )
         outcomes[tp] = PartitionOutcome(error[0], low_watermark, leader_log_start_offset, error[1])

@@ -18,7 +18,7 @@ from aiokafka.record.memory_records import MemoryRecords
 
 from app.adapters.kafka.cluster_client import ClusterClient, unavailable
 from app.adapters.kafka.codecs.topic_metadata import Metadata
-from app.adapters.kafka.error_codes import error_name
+from app.adapters.kafka.error_codes import ERROR_NAMES
 from app.adapters.kafka.leaders import route
 from app.adapters.kafka.topics import TopicQueryFailed, send_or_fail
 from app.domain.ports import TopicPartition
@@ -53,7 +53,7 @@ async def _on_leader(
     for topic, parts in response.topics:
         for part in parts:
             tp = TopicPartition(str(topic), int(part[0]))
-            if (error := error_name(int(part[1]))) == UNREADABLE:
+            if (error := ERROR_NAMES[int(part[1])]) == UNREADABLE:
                 continue
             if error != "NONE":
                 raise TopicQueryFailed(f"Fetch of {tp} on broker {leader}: {error}")

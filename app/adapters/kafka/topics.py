@@ -42,7 +42,7 @@ from app.adapters.kafka.cluster_client import (
 )
 from app.adapters.kafka.codecs.delete_records import DELETE_RECORDS_KEY
 from app.adapters.kafka.codecs.topic_metadata import AllTopicsMetadataRequest, Metadata, TopicMetadata
-from app.adapters.kafka.error_codes import VersionUnsupported, error_name
+from app.adapters.kafka.error_codes import ERROR_NAMES, VersionUnsupported
 from app.adapters.kafka.leaders import route
 from app.domain.ports import PartitionPlacement, TimeOffset, TopicLayout, TopicPartition
 from app.errors import ServiceUnavailable
@@ -149,7 +149,7 @@ async def _times_on_leader(
     for topic, parts in response.topics:
         for partition, code, timestamp, offset in (p[:4] for p in parts):
             tp = TopicPartition(str(topic), int(partition))
-            if (error := error_name(int(code))) != "NONE":
+            if (error := ERROR_NAMES[int(code)]) != "NONE":
                 raise TopicQueryFailed(f"ListOffsets by time on {tp} (broker {leader}): {error}")
             answered[tp] = TimeOffset(offset=int(offset), timestamp=int(timestamp))
     if missing := [tp for tp in times if tp not in answered]:
@@ -194,7 +194,7 @@ async def topic_configs(
     configs: dict[str, dict[str, str]] = {}
     for resource in response.resources:
         code, _message, _type, name, entries = resource[:5]
-        if (error := error_name(int(code))) != "NONE":
+        if (error := ERROR_NAMES[int(code)]) != "NONE":
             raise TopicQueryFailed(f"DescribeConfigs for topic {name!r}: {error}")
         configs[str(name)] = {str(e[0]): str(e[1]) for e in entries if e[1] is not None}
     return configs

@@ -24,7 +24,6 @@ from app.adapters.kafka.error_codes import (
     VersionUnsupported,
     classify,
     describe,
-    error_name,
 )
 from app.domain.ports import TopicPartition
 from kafka_emulator.protocol import messages
@@ -187,9 +186,9 @@ def test_every_known_error_has_a_description() -> None:
 
 
 def test_error_names_match_kafka_codes() -> None:
-    assert error_name(0) == "NONE"
-    assert error_name(44) == "POLICY_VIOLATION"
-    assert error_name(9999) == "UNKNOWN_SERVER_ERROR"
+    assert ERROR_NAMES[0] == "NONE"
+    assert ERROR_NAMES[44] == "POLICY_VIOLATION"
+    assert ERROR_NAMES[9999] == "UNKNOWN_SERVER_ERROR"
     from kafka_emulator.protocol.errors import ErrorCode
 
     for code, name in ERROR_NAMES.items():

@@ -24,7 +24,7 @@ from typing import Any
 
 from aiokafka.protocol.offset import OffsetRequest
 
-from app.adapters.kafka.error_codes import error_name
+from app.adapters.kafka.error_codes import ERROR_NAMES
 from app.domain.ports import TopicPartition
 
 LIST_OFFSETS_KEY = 2
@@ -167,7 +167,7 @@ def read_list_offsets(response: Any) -> dict[TopicPartition, tuple[str, int]]:
     for topic, parts in read_answer(response).topics.items():
         for indexes, errors, offsets in parts:
             for code in set(errors) - names.keys():
-                names[code] = error_name(code)
+                names[code] = ERROR_NAMES[code]
             results.update(
                 (TopicPartition(topic, index), (names[code], offset))
                 for index, code, offset in zip(indexes, errors, offsets, strict=True)

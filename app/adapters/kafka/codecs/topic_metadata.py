@@ -21,7 +21,7 @@ from aiokafka.protocol.api import Request, RequestStruct
 from aiokafka.protocol.metadata import MetadataRequest_v1, MetadataRequest_v4
 
 from app.adapters.kafka.codecs.wire import INT32, WireReader
-from app.adapters.kafka.error_codes import error_name
+from app.adapters.kafka.error_codes import ERROR_NAMES
 
 METADATA_KEY = 3
 _PARTITION_HEAD = struct.Struct(">hiii")  # ErrorCode, PartitionIndex, LeaderId, len(ReplicaNodes)
@@ -71,7 +71,7 @@ class _Reader(WireReader):
             if flagged_offline:
                 (offline,) = int32(buf, pos)
                 pos += 4 + 4 * max(offline, 0)
-            partitions[index] = PartitionMetadata(leader, replicas, error_name(error))
+            partitions[index] = PartitionMetadata(leader, replicas, ERROR_NAMES[error])
         self.pos = pos
         return partitions
 
@@ -108,7 +108,7 @@ def _decode(reader: _Reader, version: int) -> Metadata:
         name = reader.nullable_string() or ""
         reader.pos += 1  # IsInternal
         partitions = reader.partitions(max(reader.int32(), 0), version)
-        topics[name] = TopicMetadata(error_name(error), partitions)
+        topics[name] = TopicMetadata(ERROR_NAMES[error], partitions)
     if reader.pos != len(buf):
         raise ValueError(f"metadata response has {len(buf) - reader.pos} unread bytes")
     return Metadata(tuple(brokers), topics)
