@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
@@ -14,6 +14,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     TypeDecorator,
     UniqueConstraint,
@@ -127,6 +128,11 @@ class PartitionDeletion(Base):
     next_attempt_at: Mapped[datetime]
     deadline_at: Mapped[datetime | None]
     updated_at: Mapped[datetime]
+
+
+# The two tables as Core tables, for the repositories' statements that skip the ORM's unit of work.
+DELETIONS = cast(Table, Deletion.__table__)
+PD = cast(Table, PartitionDeletion.__table__)
 
 
 class AuditEvent(Base):

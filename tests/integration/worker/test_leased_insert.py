@@ -26,12 +26,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import Deletion, PartitionDeletion
-from app.adapters.db.repositories import claims as claims_repo
 from app.adapters.db.repositories import deletions as deletions_repo
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.adapters.db.session import write_transaction
 from app.adapters.kafka import KafkaClusters
-from app.domain.ports import TopicPartition
+from app.domain.ports import Lease, TopicPartition
 from app.services.deletions.group_commit import leased_insert
 from app.settings import Settings
 from app.worker import Executor
@@ -120,10 +119,10 @@ async def test_rows_stored_claimed_are_held_by_the_lease_then_taken_over_after_a
 ) -> None:
     deletion, planned = new_deletion()
     # What a crash right after the commit leaves behind: rows claimed by an executor that never sends.
-    lease = claims_repo.Lease("crashed", datetime.now(UTC) + timedelta(seconds=3), limit=3)
+    lease = Lease("crashed", datetime.now(UTC) + timedelta(seconds=3), limit=3)
     async with write_transaction(sessionmaker) as session:
         claims = await deletions_repo.create_deletions(session, [(deletion, planned)], lease=lease)
-        assert await claims_repo.leased_claims(session, [deletion], lease) == claims
+        assert await deletions_repo.leased_claims(session, [deletion], lease) == claims
     assert [(c.partition, c.resolved_offset, c.fence, c.attempts) for c in claims] == [
         (p, CUTS[p], 1, 1) for p in range(3)
     ]
@@ -147,10 +146,10 @@ async def test_claims_of_several_deletions_stored_in_one_insert_come_back_in_id_
     # A group commit: three deletions of four partitions, one lease of six rows for all of them.
     new = [new_deletion(timeout_ms) for timeout_ms in (10_000, 20_000, 30_000)]
     first, second, third = (deletion for deletion, _ in new)
-    lease = claims_repo.Lease("accepting", datetime.now(UTC) + timedelta(seconds=30), limit=6)
+    lease = Lease("accepting", datetime.now(UTC) + timedelta(seconds=30), limit=6)
     async with write_transaction(sessionmaker) as session:
         claims = await deletions_repo.create_deletions(session, new, lease=lease)
-        assert await claims_repo.leased_claims(session, [first, second, third], lease) == claims
+        assert await deletions_repo.leased_claims(session, [first, second, third], lease) == claims
     assert [(c.deletion_id, c.partition) for c in claims] == [(first.id, p) for p in range(4)] + [
         (second.id, p) for p in range(2)
     ]

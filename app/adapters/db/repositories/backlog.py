@@ -10,7 +10,8 @@ from typing import NamedTuple
 from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.adapters.db.repositories.claims import ACTIVE_DELETION, CLAIMABLE, DELETIONS, PD
+from app.adapters.db.models import DELETIONS, PD
+from app.adapters.db.repositories.claims import ACTIVE_DELETION, CLAIMABLE
 
 
 class BacklogRow(NamedTuple):

@@ -27,26 +27,23 @@ Functions only flush; the caller's transaction commits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, String, Table, any_, bindparam, case, func, literal, or_, select, update
+from sqlalchemy import BigInteger, any_, bindparam, case, func, literal, or_, select, update
 from sqlalchemy import cast as cast_
 from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
-from app.adapters.db.models import Deletion, PartitionDeletion
+from app.adapters.db.models import DELETIONS, PD, Deletion
+from app.adapters.db.repositories.write_back import CHUNK, any_of, is_postgresql
 from app.domain.deletion_requests import CLAIMABLE_DELETION_STATUSES, PartitionStatus
-from app.domain.ports import Claim, Lease
+from app.domain.ports import Claim
 
-PD = cast(Table, PartitionDeletion.__table__)
-DELETIONS = cast(Table, Deletion.__table__)
 CLAIMABLE = (PartitionStatus.PENDING, PartitionStatus.IN_PROGRESS, PartitionStatus.LEADER_TRUNCATED)
-# SQLite allows 32,766 bound variables per statement; stay well below it.
-CHUNK = 5_000
 CLAIM_COLUMNS = (
     PD.c.id,
     PD.c.deletion_id,
@@ -64,10 +61,6 @@ ACTIVE_DELETION = tuple(sorted(status.value for status in CLAIMABLE_DELETION_STA
 DeletionFacts = tuple[str, bool, int, str]
 
 
-def is_postgresql(session: AsyncSession) -> bool:
-    return session.get_bind().dialect.name == "postgresql"
-
-
 def chunks(ids: Sequence[int]) -> Iterator[list[int]]:
     for start in range(0, len(ids), CHUNK):
         yield list(ids[start : start + CHUNK])
@@ -77,16 +70,6 @@ def id_in(ids: Sequence[int], postgresql: bool) -> ColumnElement[bool]:
     if postgresql:
         return PD.c.id == any_(bindparam("claim_ids", list(ids), type_=ARRAY(BigInteger)))
     return PD.c.id.in_(list(ids))
-
-
-def any_of(column: ColumnElement[str], values: Iterable[str], postgresql: bool) -> ColumnElement[bool]:
-    """``column IN values``; on PostgreSQL ``column = ANY(:array)``: one statement text whatever the number
-    of values, so asyncpg prepares it once (an IN list renders one parameter per value, a new statement
-    for each batch size)."""
-    ordered = sorted(values)
-    if postgresql:
-        return column == any_(bindparam(f"{column.key}_values", ordered, type_=ARRAY(String)))
-    return column.in_(ordered)
 
 
 def _due(now: datetime, active: ColumnElement[bool]) -> list[ColumnElement[bool]]:
@@ -152,47 +135,6 @@ async def claim_due(
     if not postgresql:
         await _start_deadlines(session, rows, deletions, owner=owner, lease_until=lease_until, now=now)
     return _claims(sorted(rows, key=itemgetter(0)), deletions, now)
-
-
-async def leased_claims(session: AsyncSession, deletions: Sequence[Deletion], lease: Lease) -> list[Claim]:
-    """The rows of ``deletions`` that ``create_deletions`` just stored claimed with ``lease``, as claims
-    (one query for all of them).
-
-    In the storing transaction: only the ids are new, the rest is what was inserted."""
-    by_id = {deletion.id: deletion for deletion in deletions}
-    stmt = (
-        select(PD.c.id, PD.c.deletion_id, PD.c.topic, PD.c.partition, PD.c.resolved_offset)
-        .where(any_of(PD.c.deletion_id, by_id, is_postgresql(session)), PD.c.lease_owner == lease.owner)
-        .order_by(PD.c.id)
-    )
-    rows = (await session.execute(stmt)).all()
-    return lease_claims(deletions, lease, rows)
-
-
-def lease_claims(
-    deletions: Sequence[Deletion], lease: Lease, rows: Iterable[tuple[int, str, str, int, int]]
-) -> list[Claim]:
-    """The claims of rows (id, deletion id, topic, partition, resolved offset) of ``deletions`` stored
-    claimed with ``lease``."""
-    facts = {deletion.id: _first_claim(deletion, lease) for deletion in deletions}
-    return [Claim._make((*row, *facts[row[1]])) for row in rows]
-
-
-def _first_claim(
-    deletion: Deletion, lease: Lease
-) -> tuple[PartitionStatus, int, int, datetime, str, bool, int, str]:
-    """What each claim of ``deletion`` carries after its row id and partition."""
-    status, fence, attempts, deadline = lease.first_claim(deletion)
-    return (
-        status,
-        fence,
-        attempts,
-        deadline,
-        deletion.cluster,
-        deletion.leader_only,
-        deletion.timeout_ms,
-        deletion.request_id,
-    )
 
 
 def _deadline_sql(now: datetime) -> ColumnElement[Any]:

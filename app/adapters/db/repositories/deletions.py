@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Integer,
     String,
-    Table,
     Text,
     bindparam,
     insert,
@@ -22,8 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeDecorator
 
-from app.adapters.db.models import Deletion, PartitionDeletion
-from app.adapters.db.repositories.claims import lease_claims, leased_claims
+from app.adapters.db.models import DELETIONS, PD, Deletion
 from app.adapters.db.repositories.write_back import integer_array, text_array
 from app.domain.deletion_requests import PartitionStatus
 from app.domain.ports import Claim, Lease, TopicPartition
@@ -72,14 +70,12 @@ async def find_by_idempotency_keys(
     return {key: deletion for key, deletion in found.items() if key in wanted}
 
 
-DELETIONS = cast(Table, Deletion.__table__)
 DELETION_COLUMNS = tuple(column.key for column in DELETIONS.columns)
 JSON_COLUMNS = ("topics", "principal_groups")
 # Statements are built once, so each execution is a compiled-cache hit, and run on the session's
 # connection (Core): no unit of work or ORM bulk bookkeeping, the deletions stay transient objects.
 INSERT_DELETION = insert(DELETIONS)
-TASKS = cast(Table, PartitionDeletion.__table__)
-INSERT_TASKS = insert(TASKS)
+INSERT_TASKS = insert(PD)
 # PostgreSQL: the deletions and all their partitions in one statement and one round trip, whatever their
 # number (10,000 partitions are six arrays; the deletions one array per column, ``d`` a deletion's
 # position in them, each task naming its deletion's id from there). A task starts pending, unclaimed,
@@ -156,8 +152,8 @@ _POSTGRESQL_INSERT = text(
     bindparam("claimed_status", type_=String),
     bindparam("claimed_attempts", type_=Integer),
     bindparam("claimed_fence", type_=Integer),
-    bindparam("lease_owner", type_=TASKS.c.lease_owner.type),
-    bindparam("lease_expires_at", type_=TASKS.c.lease_expires_at.type),
+    bindparam("lease_owner", type_=PD.c.lease_owner.type),
+    bindparam("lease_expires_at", type_=PD.c.lease_expires_at.type),
     *(bindparam(name, type_=Text) for name in TASK_ARRAYS),
 )
 # A new deletion and its planned partitions.
@@ -205,13 +201,32 @@ async def create_deletions(
             return []
         rows = sorted(zip(ids, deletion_ids, topics, numbers, offsets, strict=True))
         return lease_claims(deletions, lease, rows)
-    await connection.execute(INSERT_DELETION, [_deletion_values(deletion) for deletion in deletions])
+    values = [{name: getattr(deletion, name) for name in DELETION_COLUMNS} for deletion in deletions]
+    await connection.execute(INSERT_DELETION, values)
     await connection.execute(INSERT_TASKS, _task_rows(new, claim, deadlines))
     return [] if lease is None else await leased_claims(session, deletions, lease)
 
 
-def _deletion_values(deletion: Deletion) -> dict[str, Any]:
-    return {name: getattr(deletion, name) for name in DELETION_COLUMNS}
+async def leased_claims(session: AsyncSession, deletions: Sequence[Deletion], lease: Lease) -> list[Claim]:
+    """SQLite: the rows of ``deletions`` that ``create_deletions`` just stored claimed with ``lease``, as
+    claims (one query for all of them; PostgreSQL's insert returns them). Only the ids are new."""
+    stmt = (
+        select(PD.c.id, PD.c.deletion_id, PD.c.topic, PD.c.partition, PD.c.resolved_offset)
+        .where(PD.c.deletion_id.in_([d.id for d in deletions]), PD.c.lease_owner == lease.owner)
+        .order_by(PD.c.id)
+    )
+    return lease_claims(deletions, lease, (await session.execute(stmt)).all())
+
+
+def lease_claims(
+    deletions: Sequence[Deletion], lease: Lease, rows: Iterable[tuple[int, str, str, int, int]]
+) -> list[Claim]:
+    """The claims of rows (id, deletion id, topic, partition, resolved offset) of ``deletions`` stored
+    claimed with ``lease``: each carries its first claim's state and its deletion's facts."""
+    facts = {
+        d.id: (*lease.first_claim(d), d.cluster, d.leader_only, d.timeout_ms, d.request_id) for d in deletions
+    }
+    return [Claim._make((*row, *facts[row[1]])) for row in rows]
 
 
 def _postgresql_values(

@@ -18,20 +18,22 @@ SQLite (one writer at a time under BEGIN IMMEDIATE): read the fences still held,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import groupby
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from sqlalchemy import BigInteger, bindparam, func, select, text, update
-from sqlalchemy.dialects.postgresql import TIMESTAMP
+from sqlalchemy import BigInteger, String, any_, bindparam, func, select, text, update
+from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
 
-from app.adapters.db.models import Deletion
-from app.adapters.db.repositories.claims import DELETIONS, PD, any_of, chunks, id_in, is_postgresql
+from app.adapters.db.models import DELETIONS, PD, Deletion
 from app.domain.deletion_requests import DeletionStatus, PartitionStatus
 
+# SQLite allows 32,766 bound variables per statement; stay well below it.
+CHUNK = 5_000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
 
@@ -90,23 +92,12 @@ async def write_updates(
     if not updates:
         return set()
     if is_postgresql(session):
-        return await _write_postgresql(session, updates, deletions=deletions, owner=owner, now=now)
+        params = postgresql_update_params(updates, deletions=deletions, owner=owner, now=now)
+        return set((await session.execute(POSTGRESQL_UPDATE, params)).scalar_one() or ())
     fences = await _held_fences(session, owner=owner, ids=[u.id for u in updates])
     fresh = [u for u in updates if fences.get(u.id) == u.fence]
     await _write_many(session, fresh, now=now)
     return {u.id for u in fresh}
-
-
-async def _write_postgresql(
-    session: AsyncSession,
-    updates: Sequence[PartitionUpdate],
-    *,
-    deletions: Sequence[str],
-    owner: str,
-    now: datetime,
-) -> set[int]:
-    params = postgresql_update_params(updates, deletions=deletions, owner=owner, now=now)
-    return set((await session.execute(POSTGRESQL_UPDATE, params)).scalar_one() or ())
 
 
 def postgresql_update_params(
@@ -132,6 +123,20 @@ def postgresql_update_params(
     }
 
 
+def is_postgresql(session: AsyncSession) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def any_of(column: ColumnElement[str], values: Iterable[str], postgresql: bool) -> ColumnElement[bool]:
+    """``column IN values``; on PostgreSQL ``column = ANY(:array)``: one statement text whatever the number
+    of values, so asyncpg prepares it once (an IN list renders one parameter per value, a new statement
+    for each batch size)."""
+    ordered = sorted(values)
+    if postgresql:
+        return column == any_(bindparam(f"{column.key}_values", ordered, type_=ARRAY(String)))
+    return column.in_(ordered)
+
+
 def integer_array(values: Sequence[int | None]) -> str:
     """``values`` as a PostgreSQL array literal (None is NULL)."""
     if None not in values:
@@ -152,9 +157,12 @@ def text_array(values: Sequence[str | None]) -> str:
 
 async def _held_fences(session: AsyncSession, *, owner: str, ids: Sequence[int]) -> dict[int, int]:
     fences: dict[int, int] = {}
-    for chunk in chunks(sorted(ids)):
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), CHUNK):
         stmt = select(PD.c.id, PD.c.fence).where(
-            id_in(chunk, postgresql=False), PD.c.lease_owner == owner, PD.c.lease_expires_at.is_not(None)
+            PD.c.id.in_(ordered[start : start + CHUNK]),
+            PD.c.lease_owner == owner,
+            PD.c.lease_expires_at.is_not(None),
         )
         fences.update({row.id: row.fence for row in (await session.execute(stmt)).all()})
     return fences
