@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from fastapi.openapi.models import OAuth2 as OAuth2Model
@@ -122,10 +122,6 @@ def client_host(peer: str | None, forwarded_for: list[str], trusted: frozenset[s
         if not _is_trusted(entry, trusted):
             return entry
     return entries[0] if entries else host
-
-
-class ClaimsValidator(Protocol):
-    async def validate(self, token: str) -> dict[str, Any]: ...
 
 
 def bearer_token(authorization: str | None) -> str:

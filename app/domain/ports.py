@@ -50,14 +50,6 @@ class PartitionOutcome:
 
 
 @dataclass(frozen=True)
-class PartitionInfo:
-    leader: int
-    replicas: tuple[int, ...]
-    log_start_offset: int
-    high_watermark: int
-
-
-@dataclass(frozen=True)
 class TimeOffset:
     """ListOffsets by timestamp: the first offset whose record time is at or after the asked time.
 

@@ -68,9 +68,6 @@ class WireReader:
         """A string, with null read as ""."""
         return self.nullable_string(flexible) or ""
 
-    def skip_int32_array(self) -> None:
-        self.pos += 4 + 4 * max(self.int32(), 0)
-
     def skip_tags(self) -> None:
         if self.buf[self.pos] == 0:  # no tagged fields: the usual case, one byte
             self.pos += 1
