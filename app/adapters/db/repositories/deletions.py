@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeDecorator
 
 from app.adapters.db.models import DELETIONS, PD, Deletion
-from app.adapters.db.repositories.write_back import integer_array, text_array
+from app.adapters.db.repositories.write_back import array_literal
 from app.domain.deletion_requests import PartitionStatus
 from app.domain.ports import Claim, Lease, TopicPartition
 
@@ -86,8 +86,8 @@ INSERT_TASKS = insert(PD)
 # without a lease). They are sorted by id in Python: in SQL that is five sorts of up to 10,000 rows,
 # here one pass over rows that in practice come in id order. Every deletion column is bound: one
 # missing from the text fails at import.
-# The task columns are bound as array texts and cast in SQL: asyncpg would encode the six lists element by
-# element (``write_back`` does the same for the write-back).
+# The task columns are bound as array texts (``write_back.array_literal``, as the write-back binds its
+# columns) and cast in SQL: asyncpg would encode the six lists element by element.
 TASK_ARRAYS = (
     "task_deletion",
     "task_topics",
@@ -245,12 +245,12 @@ def _postgresql_values(
         **claim,
         "claimed_deadline": list(deadlines),
         "pending": PartitionStatus.PENDING.value,
-        "task_deletion": integer_array([d for d, (_, partitions) in enumerate(new, 1) for _ in partitions]),
-        "task_topics": text_array([p.partition.topic for p in planned]),
-        "task_partitions": integer_array([p.partition.partition for p in planned]),
-        "task_requested": integer_array([p.requested_offset for p in planned]),
-        "task_resolved": integer_array([p.resolved_offset for p in planned]),
-        "task_specs": text_array([_json_text(p.spec, texts) for p in planned]),
+        "task_deletion": array_literal([d for d, (_, partitions) in enumerate(new, 1) for _ in partitions]),
+        "task_topics": array_literal([p.partition.topic for p in planned], quote=True),
+        "task_partitions": array_literal([p.partition.partition for p in planned]),
+        "task_requested": array_literal([p.requested_offset for p in planned]),
+        "task_resolved": array_literal([p.resolved_offset for p in planned]),
+        "task_specs": array_literal([_json_text(p.spec, texts) for p in planned], quote=True),
     }
 
 

@@ -111,15 +111,16 @@ def postgresql_update_params(
     return {
         "now": now,
         "owner": owner,
-        "deletions": text_array(deletions),
-        "ids": integer_array(ids),
-        "fences": integer_array(fences),
-        "statuses": text_array(statuses),  # PartitionStatus is a StrEnum: its members are the texts
-        "lws": integer_array(lws),
-        "llsos": integer_array(llsos),
-        "codes": text_array(codes),
-        "messages": text_array(messages),
-        "nexts": integer_array([microseconds[moment] for moment in nexts]),
+        "deletions": array_literal(deletions, quote=True),
+        "ids": array_literal(ids),
+        "fences": array_literal(fences),
+        # PartitionStatus is a StrEnum: its members are the texts.
+        "statuses": array_literal(statuses, quote=True),
+        "lws": array_literal(lws),
+        "llsos": array_literal(llsos),
+        "codes": array_literal(codes, quote=True),
+        "messages": array_literal(messages, quote=True),
+        "nexts": array_literal([microseconds[moment] for moment in nexts]),
     }
 
 
@@ -137,22 +138,18 @@ def any_of(column: ColumnElement[str], values: Iterable[str], postgresql: bool) 
     return column.in_(ordered)
 
 
-def integer_array(values: Sequence[int | None]) -> str:
-    """``values`` as a PostgreSQL array literal (None is NULL)."""
-    if None not in values:
+def array_literal(values: Sequence[object], *, quote: bool = False) -> str:
+    """``values`` as a PostgreSQL array literal, None as NULL; with ``quote`` each text is quoted,
+    backslash and quote escaped (the only characters special inside quotes). Each distinct value is
+    rendered once: a batch repeats its few statuses, topics and deletion ids."""
+    if not quote and None not in values:
         return "{" + ",".join(map(str, values)) + "}"
-    return "{" + ",".join(["NULL" if value is None else str(value) for value in values]) + "}"
-
-
-def text_array(values: Sequence[str | None]) -> str:
-    """``values`` as a PostgreSQL array literal: each text quoted, backslash and quote escaped (the only
-    characters special inside quotes); None is NULL."""
-    quoted = {
-        value: '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    rendered = {
+        value: '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"' if quote else str(value)
         for value in set(values)
         if value is not None
     }
-    return "{" + ",".join(["NULL" if value is None else quoted[value] for value in values]) + "}"
+    return "{" + ",".join(["NULL" if value is None else rendered[value] for value in values]) + "}"
 
 
 async def _held_fences(session: AsyncSession, *, owner: str, ids: Sequence[int]) -> dict[int, int]:
