@@ -25,14 +25,13 @@ Every refusal is a 403 naming what was denied, and an ``authz.denied`` audit eve
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.session import write_transaction
 from app.audit import append_event, events
-from app.audit.events import Actor
+from app.audit.events import AclDenial, Actor
 from app.auth.acl_sources import AclReader, AclSources, KafkaAclSource, ServiceAclSource
 from app.auth.principals import Principal
 from app.domain.acl import CLUSTER_RESOURCE_NAME, Operation, ResourceType
@@ -193,11 +192,9 @@ class KafkaAclAuthorization:
         request_id: str | None,
     ) -> None:
         names = sorted(denied)
+        denial = AclDenial(principal.names, operation, resource_type, denied)
         async with write_transaction(self._sessionmaker) as session:
-            details = _denial_details(principal, operation, resource_type, denied)
-            await append_event(
-                session, events.authz_denied(Actor.of(principal, request_id), cluster, details)
-            )
+            await append_event(session, events.authz_denied(Actor.of(principal, request_id), cluster, denial))
         shown = ", ".join(names[:MAX_NAMED]) + (", ..." if len(names) > MAX_NAMED else "")
         where = f" {resource_type.value.lower()}(s): {shown}" if names else " the audit trail"
         raise Forbidden(
@@ -221,42 +218,6 @@ def _denied(
         for name in dict.fromkeys(names)
     }
     return {name: decision for name, decision in decisions.items() if not decision.allowed}
-
-
-def _denial_details(
-    principal: Principal, operation: Operation, resource_type: ResourceType, denied: Mapping[str, Decision]
-) -> dict[str, Any]:
-    return {
-        "principals": list(principal.names),
-        "host": principal.client_host,
-        "operation": operation.value,
-        "resource_type": resource_type.value,
-        "topics" if resource_type is ResourceType.TOPIC else "resources": sorted(denied)[:1_000],
-        "denied": [
-            {
-                "resource_name": name,
-                "reason": decision.reason,
-                "binding": _binding_json(decision),
-            }
-            for name, decision in sorted(denied.items())[:1_000]
-        ],
-        "denied_count": len(denied),
-    }
-
-
-def _binding_json(decision: Decision) -> dict[str, str] | None:
-    binding = decision.matched_binding
-    if binding is None:
-        return None
-    return {
-        "principal": binding.principal,
-        "host": binding.host,
-        "operation": binding.operation.value,
-        "permission_type": binding.permission.value,
-        "resource_type": binding.resource_type.value,
-        "resource_name": binding.resource_name,
-        "pattern_type": binding.pattern_type.value,
-    }
 
 
 def build_authorization(

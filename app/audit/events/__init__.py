@@ -1,0 +1,295 @@
+"""One builder per audit action: each returns the :class:`~app.audit.chain.NewEvent` to append.
+
+The action names (dotted verbs) and which fields each event fills live here only; callers give who acted
+(:class:`Actor`), where, and what the action's details are. Details that take a module of their own to
+make (a deletion's request, its completion summary, a preview) are made there and passed in. The events
+of an approval request are built in :mod:`app.audit.events.approval_requests`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from app.audit.chain import NewEvent
+from app.domain.acl import Operation, ResourceType
+from app.domain.authorizer import Decision
+
+# The principal of the events the executor writes on its own (a partition failed, a deletion ended).
+EXECUTOR_PRINCIPAL = "Service:kafka-purge-executor"
+
+
+class Caller(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def client_host(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acted: the principal, the address the request came from, the request's id."""
+
+    principal: str
+    client_host: str | None = None
+    request_id: str | None = None
+
+    @classmethod
+    def of(cls, caller: Caller, request_id: str | None) -> Actor:
+        return cls(caller.name, caller.client_host, request_id)
+
+
+def event(
+    action: str,
+    actor: Actor,
+    cluster: str | None,
+    details: Mapping[str, Any],
+    *,
+    deletion_id: str | None = None,
+    at: datetime | None = None,
+) -> NewEvent:
+    return NewEvent(
+        action, actor.principal, actor.client_host, actor.request_id, cluster, deletion_id, details, at
+    )
+
+
+@dataclass(frozen=True)
+class AclDenial:
+    """A KIP-11 refusal: ``operation`` on the ``denied`` resources, each with the deciding binding."""
+
+    principals: Sequence[str]
+    operation: Operation
+    resource_type: ResourceType
+    denied: Mapping[str, Decision]
+
+
+@dataclass(frozen=True)
+class ApprovalDenial:
+    """A caller who may not decide on an approval request, and why."""
+
+    subject_kind: str
+    subject: str
+    reason: str
+
+
+def authz_denied(actor: Actor, cluster: str | None, denial: AclDenial | ApprovalDenial) -> NewEvent:
+    """A refusal; a KIP-11 one names its first 1,000 resources and counts them all."""
+    if isinstance(denial, ApprovalDenial):
+        details: dict[str, Any] = {"operation": "APPROVE", **dataclasses.asdict(denial)}
+    else:
+        denied = sorted(denial.denied.items())[:1_000]
+        details = {
+            "principals": list(denial.principals),
+            "host": actor.client_host,
+            "operation": denial.operation.value,
+            "resource_type": denial.resource_type.value,
+            "topics" if denial.resource_type is ResourceType.TOPIC else "resources": [n for n, _ in denied],
+            "denied": [
+                {"resource_name": name, "reason": decision.reason, "binding": _binding(decision)}
+                for name, decision in denied
+            ],
+            "denied_count": len(denial.denied),
+        }
+    return event("authz.denied", actor, cluster, details)
+
+
+def _binding(decision: Decision) -> dict[str, str] | None:
+    binding = decision.matched_binding
+    if binding is None:
+        return None
+    return {
+        "principal": binding.principal,
+        "host": binding.host,
+        "operation": binding.operation.value,
+        "permission_type": binding.permission.value,
+        "resource_type": binding.resource_type.value,
+        "resource_name": binding.resource_name,
+        "pattern_type": binding.pattern_type.value,
+    }
+
+
+def deletion_requested(actor: Actor, cluster: str, deletion_id: str, details: Mapping[str, Any]) -> NewEvent:
+    return event("deletion.requested", actor, cluster, details, deletion_id=deletion_id)
+
+
+def deletion_previewed(actor: Actor, cluster: str, details: Mapping[str, Any], at: datetime) -> NewEvent:
+    return event("deletion.previewed", actor, cluster, details, at=at)
+
+
+def deletion_cancelled(
+    actor: Actor,
+    cluster: str,
+    deletion_id: str,
+    cancelled: Sequence[tuple[str, int]],
+    status: str,
+    at: datetime,
+) -> NewEvent:
+    details = {"cancelled": [{"topic": t, "partition": p} for t, p in cancelled], "status": status}
+    return event("deletion.cancelled", actor, cluster, details, deletion_id=deletion_id, at=at)
+
+
+def deletion_partition_failed(
+    request_id: str | None, cluster: str, deletion_id: str, details: Mapping[str, Any]
+) -> NewEvent:
+    executor = Actor(EXECUTOR_PRINCIPAL, None, request_id)
+    return event("deletion.partition_failed", executor, cluster, details, deletion_id=deletion_id)
+
+
+def deletion_completed(
+    request_id: str | None, cluster: str, deletion_id: str, details: Mapping[str, Any]
+) -> NewEvent:
+    executor = Actor(EXECUTOR_PRINCIPAL, None, request_id)
+    return event("deletion.completed", executor, cluster, details, deletion_id=deletion_id)
+
+
+def acl_created(actor: Actor, cluster: str, bindings: Sequence[Mapping[str, Any]]) -> NewEvent:
+    return event("acl.created", actor, cluster, {"bindings": list(bindings)})
+
+
+def acl_deleted(actor: Actor, cluster: str, bindings: Sequence[Mapping[str, Any]]) -> NewEvent:
+    return event("acl.deleted", actor, cluster, {"bindings": list(bindings)})
+
+
+# A policy's, a rule's and a webhook's events carry the resource as the API reads it (``read``).
+def policy_created(actor: Actor, cluster: str, policy: str, read: Mapping[str, Any]) -> NewEvent:
+    return event("policy.created", actor, cluster, {"policy": policy, **read})
+
+
+def policy_updated(actor: Actor, cluster: str, policy: str, read: Mapping[str, Any]) -> NewEvent:
+    return event("policy.updated", actor, cluster, {"policy": policy, **read})
+
+
+def policy_deleted(actor: Actor, cluster: str, policy: str, read: Mapping[str, Any]) -> NewEvent:
+    return event("policy.deleted", actor, cluster, {"policy": policy, **read})
+
+
+def policy_swept(
+    owner: Actor,
+    cluster: str,
+    *,
+    policy: str,
+    run_id: int,
+    status: str,
+    partitions_planned: int,
+    deletion_id: str | None,
+    deletion_ids: Sequence[str],
+    skip_counts: Mapping[str, int],
+    warnings: Sequence[str],
+    error: str | None,
+    at: datetime,
+) -> NewEvent:
+    """A retention sweep that deleted, was held for approval or failed (one with nothing to do is not
+    audited); ``deletion_id`` is its first deletion."""
+    details = {
+        "policy": policy,
+        "run_id": run_id,
+        "status": status,
+        "partitions_planned": partitions_planned,
+        "deletion_ids": list(deletion_ids),
+        "skip_counts": dict(skip_counts),
+        "warnings": list(warnings),
+        "error": error,
+    }
+    return event("policy.swept", owner, cluster, details, deletion_id=deletion_id, at=at)
+
+
+class SparkBatch(Protocol):
+    """The query and batch a Spark consumer's progress report names."""
+
+    @property
+    def query_id(self) -> str: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def batch_id(self) -> int: ...
+
+
+def _batch(consumer: str, batch: SparkBatch) -> dict[str, Any]:
+    return {
+        "consumer": consumer,
+        "query_id": batch.query_id,
+        "run_id": batch.run_id,
+        "batch_id": batch.batch_id,
+    }
+
+
+def consumer_registered(
+    actor: Actor,
+    cluster: str,
+    consumer: str,
+    at: datetime,
+    *,
+    kind: str | None = None,
+    checkpoint_location: str | None = None,
+    batch: SparkBatch | None = None,
+) -> NewEvent:
+    """A consumer registered through the API (its ``kind`` and checkpoint location), or by the first
+    report of a Spark query (its ``batch``)."""
+    if batch is not None:
+        details = _batch(consumer, batch)
+    else:
+        details = {"consumer": consumer, "kind": kind, "checkpoint_location": checkpoint_location}
+    return event("consumer.registered", actor, cluster, details, at=at)
+
+
+def consumer_query_changed(
+    actor: Actor, cluster: str, consumer: str, batch: SparkBatch, at: datetime
+) -> NewEvent:
+    """A new Spark query reports for the consumer (its positions may go back)."""
+    return event("consumer.query_changed", actor, cluster, _batch(consumer, batch), at=at)
+
+
+def approval_rule_created(actor: Actor, cluster: str, rule: str, read: Mapping[str, Any]) -> NewEvent:
+    return event("approval_rule.created", actor, cluster, {"rule": rule, **read})
+
+
+def approval_rule_updated(actor: Actor, cluster: str, rule: str, read: Mapping[str, Any]) -> NewEvent:
+    return event("approval_rule.updated", actor, cluster, {"rule": rule, **read})
+
+
+def approval_rule_exempted(
+    actor: Actor, cluster: str, rule: str, granted: Sequence[str], exemptions: Sequence[str]
+) -> NewEvent:
+    """An administrator exempted a rule from ways of deleting (``granted`` now, ``exemptions`` in all):
+    those run unapproved."""
+    details = {"rule": rule, "granted": list(granted), "exemptions": list(exemptions)}
+    return event("approval_rule.exempted", actor, cluster, details)
+
+
+def approval_rule_deleted(actor: Actor, cluster: str, rule: str, read: Mapping[str, Any]) -> NewEvent:
+    return event("approval_rule.deleted", actor, cluster, {"rule": rule, **read})
+
+
+def webhook_created(actor: Actor, cluster: str, webhook: Mapping[str, Any]) -> NewEvent:
+    return event("webhook.created", actor, cluster, webhook)
+
+
+def webhook_updated(
+    actor: Actor, cluster: str, webhook: Mapping[str, Any], changed: Sequence[str]
+) -> NewEvent:
+    return event("webhook.updated", actor, cluster, {**webhook, "changed": sorted(changed)})
+
+
+def webhook_deleted(actor: Actor, cluster: str, webhook: Mapping[str, Any]) -> NewEvent:
+    return event("webhook.deleted", actor, cluster, webhook)
+
+
+def webhook_delivery_retried(
+    actor: Actor,
+    cluster: str,
+    deletion_id: str,
+    *,
+    webhook_id: str,
+    delivery_id: int,
+    event_id: str,
+    was: str,
+) -> NewEvent:
+    """A delivery sent again on request; ``was`` is the status it had."""
+    details = {"webhook_id": webhook_id, "delivery_id": delivery_id, "event_id": event_id, "was": was}
+    return event("webhook.delivery_retried", actor, cluster, details, deletion_id=deletion_id)
