@@ -30,8 +30,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.session import write_transaction
-from app.audit import append_event, events
-from app.audit.events import AclDenial, Actor
+from app.audit import append_event
+from app.audit.events import Actor, denials
+from app.audit.events.denials import AclDenial
 from app.auth.acl_sources import AclReader, AclSources, KafkaAclSource, ServiceAclSource
 from app.auth.principals import Principal
 from app.domain.acl import CLUSTER_RESOURCE_NAME, Operation, ResourceType
@@ -194,7 +195,9 @@ class KafkaAclAuthorization:
         names = sorted(denied)
         denial = AclDenial(principal.names, operation, resource_type, denied)
         async with write_transaction(self._sessionmaker) as session:
-            await append_event(session, events.authz_denied(Actor.of(principal, request_id), cluster, denial))
+            await append_event(
+                session, denials.authz_denied(Actor.of(principal, request_id), cluster, denial)
+            )
         shown = ", ".join(names[:MAX_NAMED]) + (", ..." if len(names) > MAX_NAMED else "")
         where = f" {resource_type.value.lower()}(s): {shown}" if names else " the audit trail"
         raise Forbidden(

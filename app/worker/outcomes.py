@@ -200,23 +200,7 @@ def failure_events(
 
 
 def failure_event(claim: Claim, update: PartitionUpdate, owner: str) -> NewEvent:
-    return events.deletion_partition_failed(
-        claim.request_id,
-        claim.cluster,
-        claim.deletion_id,
-        {
-            "topic": claim.topic,
-            "partition": claim.partition,
-            "resolved_offset": claim.resolved_offset,
-            "error_code": update.error_code,
-            "error_message": update.error_message,
-            "low_watermark": update.low_watermark,
-            "leader_log_start_offset": update.leader_log_start_offset,
-            "attempts": claim.attempts,
-            "worker": owner,
-            "fence": claim.fence,
-        },
-    )
+    return events.deletion_partition_failed(claim, update, owner)
 
 
 def completion_event(
@@ -231,14 +215,4 @@ def completion_event(
     ``status``, ``low_watermark``, ``leader_log_start_offset``, ``error_code``, ``attempts``, ``fence``
     and ``worker`` map to lists whose i-th entries are one partition, in (topic, partition) order. At
     10,000 partitions that encodes and hashes several times faster than one object per partition."""
-    return events.deletion_completed(
-        sample.request_id,
-        sample.cluster,
-        sample.deletion_id,
-        {
-            "status": status.value,
-            "counts": {s.value: n for s, n in sorted(counts.items())},
-            "worker": owner,
-            "partitions": outcomes,
-        },
-    )
+    return events.deletion_completed(sample, status, counts, outcomes, owner)

@@ -1,22 +1,23 @@
 """One builder per audit action: each returns the :class:`~app.audit.chain.NewEvent` to append.
 
 The action names (dotted verbs) and which fields each event fills live here only; callers give who acted
-(:class:`Actor`), where, and what the action's details are. Details that take a module of their own to
+(:class:`Actor`), where, and the facts the details are made of. Details that take a module of their own to
 make (a deletion's request, its completion summary, a preview) are made there and passed in. The events
-of an approval request are built in :mod:`app.audit.events.approval_requests`.
+of an approval request are built in :mod:`app.audit.events.approval_requests`, ``authz.denied`` in
+:mod:`app.audit.events.denials`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.audit.chain import NewEvent
-from app.domain.acl import Operation, ResourceType
-from app.domain.authorizer import Decision
+from app.domain.deletion_requests import DeletionStatus, PartitionStatus
+from app.domain.ports import Claim
 
 # The principal of the events the executor writes on its own (a partition failed, a deletion ended).
 EXECUTOR_PRINCIPAL = "Service:kafka-purge-executor"
@@ -57,61 +58,6 @@ def event(
     )
 
 
-@dataclass(frozen=True)
-class AclDenial:
-    """A KIP-11 refusal: ``operation`` on the ``denied`` resources, each with the deciding binding."""
-
-    principals: Sequence[str]
-    operation: Operation
-    resource_type: ResourceType
-    denied: Mapping[str, Decision]
-
-
-@dataclass(frozen=True)
-class ApprovalDenial:
-    """A caller who may not decide on an approval request, and why."""
-
-    subject_kind: str
-    subject: str
-    reason: str
-
-
-def authz_denied(actor: Actor, cluster: str | None, denial: AclDenial | ApprovalDenial) -> NewEvent:
-    """A refusal; a KIP-11 one names its first 1,000 resources and counts them all."""
-    if isinstance(denial, ApprovalDenial):
-        details: dict[str, Any] = {"operation": "APPROVE", **dataclasses.asdict(denial)}
-    else:
-        denied = sorted(denial.denied.items())[:1_000]
-        details = {
-            "principals": list(denial.principals),
-            "host": actor.client_host,
-            "operation": denial.operation.value,
-            "resource_type": denial.resource_type.value,
-            "topics" if denial.resource_type is ResourceType.TOPIC else "resources": [n for n, _ in denied],
-            "denied": [
-                {"resource_name": name, "reason": decision.reason, "binding": _binding(decision)}
-                for name, decision in denied
-            ],
-            "denied_count": len(denial.denied),
-        }
-    return event("authz.denied", actor, cluster, details)
-
-
-def _binding(decision: Decision) -> dict[str, str] | None:
-    binding = decision.matched_binding
-    if binding is None:
-        return None
-    return {
-        "principal": binding.principal,
-        "host": binding.host,
-        "operation": binding.operation.value,
-        "permission_type": binding.permission.value,
-        "resource_type": binding.resource_type.value,
-        "resource_name": binding.resource_name,
-        "pattern_type": binding.pattern_type.value,
-    }
-
-
 def deletion_requested(actor: Actor, cluster: str, deletion_id: str, details: Mapping[str, Any]) -> NewEvent:
     return event("deletion.requested", actor, cluster, details, deletion_id=deletion_id)
 
@@ -132,18 +78,41 @@ def deletion_cancelled(
     return event("deletion.cancelled", actor, cluster, details, deletion_id=deletion_id, at=at)
 
 
-def deletion_partition_failed(
-    request_id: str | None, cluster: str, deletion_id: str, details: Mapping[str, Any]
-) -> NewEvent:
-    executor = Actor(EXECUTOR_PRINCIPAL, None, request_id)
-    return event("deletion.partition_failed", executor, cluster, details, deletion_id=deletion_id)
+def deletion_partition_failed(claim: Claim, update: PartitionUpdate, worker: str) -> NewEvent:
+    """The executor's: one partition's DeleteRecords failed for good (``update`` is what it wrote)."""
+    details = {
+        "topic": claim.topic,
+        "partition": claim.partition,
+        "resolved_offset": claim.resolved_offset,
+        "error_code": update.error_code,
+        "error_message": update.error_message,
+        "low_watermark": update.low_watermark,
+        "leader_log_start_offset": update.leader_log_start_offset,
+        "attempts": claim.attempts,
+        "worker": worker,
+        "fence": claim.fence,
+    }
+    executor = Actor(EXECUTOR_PRINCIPAL, None, claim.request_id)
+    return event("deletion.partition_failed", executor, claim.cluster, details, deletion_id=claim.deletion_id)
 
 
 def deletion_completed(
-    request_id: str | None, cluster: str, deletion_id: str, details: Mapping[str, Any]
+    sample: Claim,
+    status: DeletionStatus,
+    counts: Mapping[PartitionStatus, int],
+    partitions: Mapping[str, list[Any]],
+    worker: str,
 ) -> NewEvent:
-    executor = Actor(EXECUTOR_PRINCIPAL, None, request_id)
-    return event("deletion.completed", executor, cluster, details, deletion_id=deletion_id)
+    """The executor's: ``sample``'s deletion ended; ``partitions`` holds every partition's outcome column
+    by column (``write_back.partition_outcomes``)."""
+    details = {
+        "status": status.value,
+        "counts": {s.value: n for s, n in sorted(counts.items())},
+        "worker": worker,
+        "partitions": partitions,
+    }
+    executor = Actor(EXECUTOR_PRINCIPAL, None, sample.request_id)
+    return event("deletion.completed", executor, sample.cluster, details, deletion_id=sample.deletion_id)
 
 
 def acl_created(actor: Actor, cluster: str, bindings: Sequence[Mapping[str, Any]]) -> NewEvent:

@@ -21,8 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.approval_models import ApprovalDecision, ApprovalRequest
 from app.adapters.db.repositories import approvals as repo
 from app.adapters.db.session import write_transaction
-from app.audit import append_event, events
-from app.audit.events import Actor, ApprovalDenial, approval_requests
+from app.audit import append_event
+from app.audit.events import Actor, approval_requests, denials
+from app.audit.events.denials import ApprovalDenial
 from app.auth import Principal
 from app.domain.approvals import (
     ApprovalStatus,
@@ -75,7 +76,7 @@ async def refuse(
     deletion_id = request.subject_id if request.subject_kind == SubjectKind.DELETION.value else None
     async with write_transaction(runtime.sessionmaker) as session:
         await append_event(
-            session, events.authz_denied(Actor.of(principal, request_id), request.cluster, denial)
+            session, denials.authz_denied(Actor.of(principal, request_id), request.cluster, denial)
         )
     raise Forbidden(f"{principal.name} may not approve this request: {why}.", deletion_id=deletion_id)
 

@@ -3,8 +3,8 @@ with its deciding binding, and counts them all; an approval refusal names the re
 
 from __future__ import annotations
 
-from app.audit import events
-from app.audit.events import AclDenial, Actor, ApprovalDenial
+from app.audit.events import Actor, denials
+from app.audit.events.denials import AclDenial, ApprovalDenial
 from app.domain.acl import AclBinding, Operation, PatternType, Permission, ResourceType
 from app.domain.authorizer import Decision
 
@@ -17,7 +17,7 @@ DENY = AclBinding(
 def test_a_kip11_refusal_names_each_resource_with_its_binding() -> None:
     denied = {"pii-b": Decision(False, "DENY binding"), "pii-a": Decision(False, "DENY binding", DENY)}
     denial = AclDenial(("User:alice", "Group:ops"), Operation.DELETE, ResourceType.TOPIC, denied)
-    event = events.authz_denied(ACTOR, "main", denial)
+    event = denials.authz_denied(ACTOR, "main", denial)
     assert (event.action, event.principal, event.client_host, event.cluster) == (
         "authz.denied",
         "User:alice",
@@ -53,7 +53,7 @@ def test_a_kip11_refusal_names_each_resource_with_its_binding() -> None:
 def test_a_large_refusal_names_the_first_thousand_and_counts_all() -> None:
     denied = {f"g{i:04}": Decision(False, "no ALLOW") for i in range(1_500, 0, -1)}
     denial = AclDenial(("User:alice",), Operation.READ, ResourceType.GROUP, denied)
-    details = events.authz_denied(ACTOR, "main", denial).details
+    details = denials.authz_denied(ACTOR, "main", denial).details
     assert "topics" not in details
     assert details["resources"] == [f"g{i:04}" for i in range(1, 1_001)]
     assert [d["resource_name"] for d in details["denied"]] == details["resources"]
@@ -62,7 +62,7 @@ def test_a_large_refusal_names_the_first_thousand_and_counts_all() -> None:
 
 def test_an_approval_refusal_names_the_request_and_why() -> None:
     denial = ApprovalDenial("deletion", "d-1", "the requester may not approve their own request")
-    assert events.authz_denied(ACTOR, "main", denial).details == {
+    assert denials.authz_denied(ACTOR, "main", denial).details == {
         "operation": "APPROVE",
         "subject_kind": "deletion",
         "subject": "d-1",
