@@ -1,4 +1,4 @@
-"""The KIP-11 implementation of the API's authorization hook (``app.services.authorization.Authorization``).
+"""The authorization the use cases ask before acting (``Runtime.authorization``): KIP-11 ACLs per cluster.
 
 What each action needs, on the cluster the deletion or ACL belongs to:
 
@@ -46,6 +46,9 @@ MAX_NAMED = 50
 
 
 class KafkaAclAuthorization:
+    """The ``check_*`` methods raise ``Forbidden`` (and audit the refusal); ``can_view`` answers a bool
+    because a deletion the caller may not see is a 404, never a 403."""
+
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],

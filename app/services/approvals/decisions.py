@@ -42,7 +42,7 @@ from app.services.runtime import Runtime
 
 @dataclass(frozen=True)
 class Scope:
-    """A request as ``Authorization.can_view`` sees a deletion: who asked, where, which topics."""
+    """A request as ``KafkaAclAuthorization.can_view`` sees a deletion: who asked, where, which topics."""
 
     principal: str
     cluster: str
