@@ -103,8 +103,11 @@ def deletion_completed(
     partitions: Mapping[str, list[Any]],
     worker: str,
 ) -> NewEvent:
-    """The executor's: ``sample``'s deletion ended; ``partitions`` holds every partition's outcome column
-    by column (``write_back.partition_outcomes``)."""
+    """The executor's: ``sample``'s deletion ended. ``partitions``: every partition's outcome column by
+    column (``write_back.partition_outcomes``): ``topic``, ``partition``, ``resolved_offset``,
+    ``status``, ``low_watermark``, ``leader_log_start_offset``, ``error_code``, ``attempts``, ``fence``
+    and ``worker`` map to lists whose i-th entries are one partition, in (topic, partition) order. At
+    10,000 partitions that encodes and hashes several times faster than one object per partition."""
     details = {
         "status": status.value,
         "counts": {s.value: n for s, n in sorted(counts.items())},
