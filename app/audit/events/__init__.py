@@ -53,6 +53,7 @@ def event(
     deletion_id: str | None = None,
     at: datetime | None = None,
 ) -> NewEvent:
+    """``action`` by ``actor``: what every builder returns, here and in this package's other modules."""
     return NewEvent(
         action, actor.principal, actor.client_host, actor.request_id, cluster, deletion_id, details, at
     )
