@@ -50,7 +50,6 @@ from app.api.routers import (
 from app.auth.principals import Memberships
 from app.domain.ports import KafkaGateway
 from app.schemas.common import problem_responses
-from app.services.authorization import Authorization
 from app.settings import Settings, get_settings
 from app.worker.lifecycle import open_runtime
 
@@ -72,10 +71,9 @@ def create_app(
     run_executor: bool = True,
     run_migrations: bool = False,
     gateway: KafkaGateway | None = None,
-    authorization: Authorization | None = None,
 ) -> FastAPI:
-    """The service. ``gateway`` and ``authorization`` default to the real ones built from settings
-    (authorization: KIP-11 ACLs per cluster, ``app.auth.permissions``)."""
+    """The service. ``gateway`` defaults to the Kafka clusters of ``settings``; the authorization is
+    always KIP-11 ACLs per cluster (``app.auth.permissions``)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -100,7 +98,6 @@ def create_app(
                     make_sessionmaker(engine),
                     kafka,
                     run_workers=run_executor,
-                    authorization=authorization,
                 )
             )
             app.state.runtime = opened.runtime

@@ -55,8 +55,9 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-class RequestIdMiddleware:
-    """Takes a sane ``X-Request-ID`` from the caller or makes one; stores it and echoes it back."""
+class HttpMiddleware:
+    """Pure ASGI middleware of HTTP requests (:meth:`handle`); other scopes, such as the lifespan, pass
+    through untouched."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -65,6 +66,16 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self.handle(scope, receive, send)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class RequestIdMiddleware(HttpMiddleware):
+    """Takes a sane ``X-Request-ID`` from the caller or makes one; stores it and echoes it back."""
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         offered = (_header(scope, REQUEST_ID_HEADER) or b"").decode("latin-1")
         request_id = offered if _SANE_REQUEST_ID.fullmatch(offered) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = request_id
@@ -103,13 +114,13 @@ def _has_body(scope: Scope) -> bool:
     return False
 
 
-class BodyDeadlineMiddleware:
+class BodyDeadlineMiddleware(HttpMiddleware):
     def __init__(self, app: ASGIApp, timeout_seconds: float) -> None:
-        self.app = app
+        super().__init__(app)
         self.timeout_seconds = timeout_seconds
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not _has_body(scope):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not _has_body(scope):
             await self.app(scope, receive, send)
             return
         deadline = asyncio.get_running_loop().time() + self.timeout_seconds
@@ -146,15 +157,12 @@ class BodyDeadlineMiddleware:
             await send_problem(scope, send, 408, TIMEOUT_SLUG, TIMEOUT_TITLE, detail, close=True)
 
 
-class BodySizeLimitMiddleware:
+class BodySizeLimitMiddleware(HttpMiddleware):
     def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_body_bytes = max_body_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = _header(scope, b"content-length")
         if declared is not None:
             if not declared.isdigit():
@@ -223,17 +231,11 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return replayed
 
 
-class ControlCharacterMiddleware:
+class ControlCharacterMiddleware(HttpMiddleware):
     """Answers 422 to a request whose path or query (percent-decoded, as routing and parameters see them)
     holds a control character (``app.text``), before any route reads a parameter."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
         refused = control_character_parameter(scope.get("path", ""), query)
         if refused is None:
@@ -247,16 +249,10 @@ class ControlCharacterMiddleware:
         await send_problem(scope, send, 422, *refusal, close=not drained)
 
 
-class MetricsMiddleware:
+class MetricsMiddleware(HttpMiddleware):
     """Counts requests by route template (not raw path, so ids do not explode the label space)."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         status: dict[str, Any] = {"code": 500}
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.api.examples import ACL_EXAMPLES
+
 Examples = dict[str, Any]
 
 _ACCEPTED_AT = "2026-11-25T12:00:00.123456Z"
@@ -102,15 +104,8 @@ TOPIC_OFFSETS_EXAMPLE: Examples = {
     ],
     "groups": [{"group": "orders-billing", "state": "Empty", "has_active_members": False, "total_lag": 100}],
 }
-ACL_CREATED_EXAMPLE: Examples = {
-    "principal": "User:orders-team",
-    "host": "*",
-    "operation": "DELETE",
-    "permission_type": "ALLOW",
-    "resource_type": "TOPIC",
-    "resource_name": "payments",
-    "pattern_type": "LITERAL",
-}
+# A created binding is answered as it was given.
+ACL_CREATED_EXAMPLE: Examples = ACL_EXAMPLES["allow-delete"]["value"]
 CONSUMER_CREATED_EXAMPLE: Examples = {
     "cluster": "demo",
     "name": "orders-archiver",

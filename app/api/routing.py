@@ -36,9 +36,9 @@ from starlette.requests import ClientDisconnect
 
 from app.adapters.db.faults import fault_name, is_outage, recorded_commits
 from app.auth import PrincipalDep
+from app.auth.permissions import KafkaAclAuthorization
 from app.errors import DatabaseUnavailable, FieldError, UnsupportedMediaType, ValidationFailed
 from app.schemas.common import problem_responses
-from app.services.authorization import Authorization
 from app.services.runtime import Runtime
 from app.text import CONTROL_CHARACTER_DETAIL, control_character_pointer
 
@@ -206,10 +206,10 @@ async def get_request_id(request: Request) -> str:
     return str((request.scope.get("state") or {}).get("request_id") or "")
 
 
-async def get_authorization(runtime: Annotated[Runtime, Depends(get_runtime)]) -> Authorization:
+async def get_authorization(runtime: Annotated[Runtime, Depends(get_runtime)]) -> KafkaAclAuthorization:
     return runtime.authorization
 
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 RequestIdDep = Annotated[str, Depends(get_request_id)]
-AuthorizationDep = Annotated[Authorization, Depends(get_authorization)]
+AuthorizationDep = Annotated[KafkaAclAuthorization, Depends(get_authorization)]

@@ -1,4 +1,4 @@
-"""The KIP-11 implementation of the API's authorization hook (``app.services.authorization.Authorization``).
+"""The authorization the use cases ask before acting (``Runtime.authorization``): KIP-11 ACLs per cluster.
 
 What each action needs, on the cluster the deletion or ACL belongs to:
 
@@ -25,14 +25,14 @@ Every refusal is a 403 naming what was denied, and an ``authz.denied`` audit eve
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import Deletion
 from app.adapters.db.session import write_transaction
-from app.audit import append_event, events
-from app.audit.events import Actor
+from app.audit import append_event
+from app.audit.events import Actor, denials
+from app.audit.events.denials import AclDenial
 from app.auth.acl_sources import AclReader, AclSources, KafkaAclSource, ServiceAclSource
 from app.auth.principals import Principal
 from app.domain.acl import CLUSTER_RESOURCE_NAME, Operation, ResourceType
@@ -46,6 +46,9 @@ MAX_NAMED = 50
 
 
 class KafkaAclAuthorization:
+    """The ``check_*`` methods raise ``Forbidden`` (and audit the refusal); ``can_view`` answers a bool
+    because a deletion the caller may not see is a 404, never a 403."""
+
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
@@ -193,10 +196,10 @@ class KafkaAclAuthorization:
         request_id: str | None,
     ) -> None:
         names = sorted(denied)
+        denial = AclDenial(principal.names, operation, resource_type, denied)
         async with write_transaction(self._sessionmaker) as session:
-            details = _denial_details(principal, operation, resource_type, denied)
             await append_event(
-                session, events.authz_denied(Actor.of(principal, request_id), cluster, details)
+                session, denials.authz_denied(Actor.of(principal, request_id), cluster, denial)
             )
         shown = ", ".join(names[:MAX_NAMED]) + (", ..." if len(names) > MAX_NAMED else "")
         where = f" {resource_type.value.lower()}(s): {shown}" if names else " the audit trail"
@@ -221,42 +224,6 @@ def _denied(
         for name in dict.fromkeys(names)
     }
     return {name: decision for name, decision in decisions.items() if not decision.allowed}
-
-
-def _denial_details(
-    principal: Principal, operation: Operation, resource_type: ResourceType, denied: Mapping[str, Decision]
-) -> dict[str, Any]:
-    return {
-        "principals": list(principal.names),
-        "host": principal.client_host,
-        "operation": operation.value,
-        "resource_type": resource_type.value,
-        "topics" if resource_type is ResourceType.TOPIC else "resources": sorted(denied)[:1_000],
-        "denied": [
-            {
-                "resource_name": name,
-                "reason": decision.reason,
-                "binding": _binding_json(decision),
-            }
-            for name, decision in sorted(denied.items())[:1_000]
-        ],
-        "denied_count": len(denied),
-    }
-
-
-def _binding_json(decision: Decision) -> dict[str, str] | None:
-    binding = decision.matched_binding
-    if binding is None:
-        return None
-    return {
-        "principal": binding.principal,
-        "host": binding.host,
-        "operation": binding.operation.value,
-        "permission_type": binding.permission.value,
-        "resource_type": binding.resource_type.value,
-        "resource_name": binding.resource_name,
-        "pattern_type": binding.pattern_type.value,
-    }
 
 
 def build_authorization(

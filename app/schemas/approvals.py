@@ -9,10 +9,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, model_validator
 
 from app.domain.approvals import MAX_REQUIRED, MIN_REQUIRED, ApprovalStatus, Decision, Exemption, SubjectKind
-from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
 from app.schemas.consumers import NAME_PATTERN
-from app.schemas.deletions import TopicName
 from app.schemas.selection import exactly_one
+from app.schemas.topic_selectors import TopicSelectors
 
 RuleName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NAME_PATTERN)]
 ApproverName = Annotated[
@@ -35,32 +34,18 @@ EXEMPTIONS_HELP = (
 UNCHANGED = "Omit to keep it. "
 
 
-class RuleTopics(BaseModel):
+class RuleTopics(TopicSelectors):
     """Exactly one of ``prefix``, ``regex`` (RE2 syntax, full match) or ``names``, as a retention policy's."""
 
     model_config = ConfigDict(
         strict=True, extra="forbid", json_schema_extra=exactly_one("prefix", "regex", "names")
     )
 
-    prefix: Annotated[str, StringConstraints(min_length=1, max_length=249, pattern=NAME_PATTERN)] | None = (
-        Field(default=None, description="Every topic whose name starts with this, now and in the future")
-    )
-    regex: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PATTERN_LENGTH)] | None = Field(
-        default=None, description="RE2 syntax (no backreferences or lookaround), matched against whole names"
-    )
-    names: list[TopicName] | None = Field(
-        default=None, min_length=1, max_length=10_000, description="These topics, by name"
-    )
-
     @model_validator(mode="after")
     def _exactly_one(self) -> RuleTopics:
-        if sum(v is not None for v in (self.prefix, self.regex, self.names)) != 1:
+        if self.chosen() != 1:
             raise ValueError("give exactly one of prefix, regex or names")
-        if self.regex is not None:
-            try:
-                compile_topic_pattern(self.regex)
-            except TopicPatternError as exc:
-                raise ValueError(str(exc)) from None
+        self.check_regex()
         return self
 
 

@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from app.domain.topic_patterns import MAX_PATTERN_LENGTH, TopicPatternError, compile_topic_pattern
 from app.schemas.consumers import NAME_PATTERN, ConsumerName, GroupName
-from app.schemas.deletions import INT64_MAX, TopicName
+from app.schemas.deletions import INT64_MAX
 from app.schemas.selection import at_most_one, exactly_one, given
+from app.schemas.topic_selectors import TopicSelectors
 
 PolicyName = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NAME_PATTERN)]
 _SELECTORS = ("prefix", "regex", "names")
@@ -22,7 +22,7 @@ _SELECTION: dict[str, Any] = {
 }
 
 
-class TopicSelection(BaseModel):
+class TopicSelection(TopicSelectors):
     """Exactly one of ``prefix``, ``regex`` (RE2 syntax, full match, at most 512 characters) or ``names``;
     or ``read_by_connectors``: the topics the policy's Kafka Connect sinks read (KIP-762's
     ``delete.committed.topics``), intersected with at most one of the others.
@@ -32,31 +32,18 @@ class TopicSelection(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra=_SELECTION)
 
-    prefix: Annotated[str, StringConstraints(min_length=1, max_length=249, pattern=NAME_PATTERN)] | None = (
-        Field(default=None, description="Every topic whose name starts with this, now and in the future")
-    )
-    regex: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PATTERN_LENGTH)] | None = Field(
-        default=None, description="RE2 syntax (no backreferences or lookaround), matched against whole names"
-    )
-    names: list[TopicName] | None = Field(
-        default=None, min_length=1, max_length=10_000, description="These topics, by name"
-    )
     read_by_connectors: Literal[True] | None = Field(
         default=None, description="Exactly the topics the policy's Kafka Connect sinks read now"
     )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TopicSelection:
-        chosen = sum(v is not None for v in (self.prefix, self.regex, self.names))
+        chosen = self.chosen()
         if self.read_by_connectors and chosen > 1:
             raise ValueError("read_by_connectors is intersected with at most one of prefix, regex or names")
         if not self.read_by_connectors and chosen != 1:
             raise ValueError("give exactly one of prefix, regex or names, or read_by_connectors")
-        if self.regex is not None:
-            try:
-                compile_topic_pattern(self.regex)
-            except TopicPatternError as exc:
-                raise ValueError(str(exc)) from None
+        self.check_regex()
         return self
 
 

@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.audit.checkpoints import CheckpointKey, load_checkpoint_key
 from app.auth.acl_sources import AclSources
+from app.auth.permissions import KafkaAclAuthorization
 from app.domain.ports import ExecutorPort, KafkaGateway
-from app.services.authorization import Authorization
 from app.services.deletions.group_commit import AcceptBatcher
 from app.settings import Settings
 from app.signing import ServiceKeys
@@ -30,7 +30,7 @@ class Runtime:
     settings: Settings
     sessionmaker: async_sessionmaker[AsyncSession]
     gateway: KafkaGateway
-    authorization: Authorization
+    authorization: KafkaAclAuthorization
     # Stores accepted deletions, several per transaction under load
     # (``app.services.deletions.group_commit``).
     batcher: AcceptBatcher

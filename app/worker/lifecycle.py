@@ -17,7 +17,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.adapters.kafka.cluster_acls import KafkaAclReader
 from app.auth.permissions import build_authorization
 from app.domain.ports import KafkaGateway
-from app.services.authorization import Authorization
 from app.services.deletions.group_commit import AcceptBatcher
 from app.services.runtime import Runtime
 from app.settings import Settings
@@ -51,14 +50,12 @@ async def open_runtime(
     gateway: KafkaGateway,
     *,
     run_workers: bool = True,
-    authorization: Authorization | None = None,
 ) -> AsyncIterator[Opened]:
     """The runtime over an open database and gateway, with the executor, the retention scheduler, the
     audit checkpointer (when a signing key is configured) and the webhook dispatcher running unless
     ``run_workers`` is False.
 
-    ``authorization`` replaces the KIP-11 authorization of the requests (tests of other concerns); the
-    executor then re-authorizes nothing. The group commit of accepted deletions is built here, over the
+    The group commit of accepted deletions is built here, over the
     executor it stores claimed rows for. Shut down in reverse: the rows the last group commit stored
     claimed are still sent before the executor stops.
     """
@@ -66,14 +63,9 @@ async def open_runtime(
         reader = KafkaAclReader(settings.clusters)
         stack.push_async_callback(reader.close)
         kip11 = build_authorization(settings, sessionmaker, reader)
-        reauthorizer = kip11 if authorization is None else None
-        executor = (
-            Executor(sessionmaker, gateway, settings, reauthorizer=reauthorizer) if run_workers else None
-        )
+        executor = Executor(sessionmaker, gateway, settings, reauthorizer=kip11) if run_workers else None
         batcher = AcceptBatcher(sessionmaker, executor, max_partitions=settings.worker.claim_batch)
-        runtime = Runtime(
-            settings, sessionmaker, gateway, authorization or kip11, batcher, executor, kip11.sources
-        )
+        runtime = Runtime(settings, sessionmaker, gateway, kip11, batcher, executor, kip11.sources)
         if executor is not None:
             await executor.start()
             stack.push_async_callback(executor.stop)

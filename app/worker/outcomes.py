@@ -34,7 +34,6 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -159,7 +158,7 @@ async def record_outcomes(
     new_events = failure_events(fresh, claims, owner)
     for deletion_id, (status, counts) in completed.items():
         sample = samples[deletion_id]
-        new_events.append(completion_event(sample, status, counts, outcomes[deletion_id], owner))
+        new_events.append(events.deletion_completed(sample, status, counts, outcomes[deletion_id], owner))
         result.completed.append(deletion_id)
     clusters = {deletion_id: samples[deletion_id].cluster for deletion_id in completed}
     await enqueue_events(session, ended_events(completed, clusters), now)
@@ -193,52 +192,7 @@ def failure_events(
 ) -> list[NewEvent]:
     """One ``deletion.partition_failed`` event per failed row of ``fresh``, in their order."""
     return [
-        failure_event(claims[update.id], update, owner)
+        events.deletion_partition_failed(claims[update.id], update, owner)
         for update in fresh
         if update.status is PartitionStatus.FAILED
     ]
-
-
-def failure_event(claim: Claim, update: PartitionUpdate, owner: str) -> NewEvent:
-    return events.deletion_partition_failed(
-        claim.request_id,
-        claim.cluster,
-        claim.deletion_id,
-        {
-            "topic": claim.topic,
-            "partition": claim.partition,
-            "resolved_offset": claim.resolved_offset,
-            "error_code": update.error_code,
-            "error_message": update.error_message,
-            "low_watermark": update.low_watermark,
-            "leader_log_start_offset": update.leader_log_start_offset,
-            "attempts": claim.attempts,
-            "worker": owner,
-            "fence": claim.fence,
-        },
-    )
-
-
-def completion_event(
-    sample: Claim,
-    status: DeletionStatus,
-    counts: Mapping[PartitionStatus, int],
-    outcomes: dict[str, list[Any]],
-    owner: str,
-) -> NewEvent:
-    """The ``deletion.completed`` event of ``sample``'s deletion. ``outcomes``: every partition's outcome
-    column by column (``repo.partition_outcomes``): ``topic``, ``partition``, ``resolved_offset``,
-    ``status``, ``low_watermark``, ``leader_log_start_offset``, ``error_code``, ``attempts``, ``fence``
-    and ``worker`` map to lists whose i-th entries are one partition, in (topic, partition) order. At
-    10,000 partitions that encodes and hashes several times faster than one object per partition."""
-    return events.deletion_completed(
-        sample.request_id,
-        sample.cluster,
-        sample.deletion_id,
-        {
-            "status": status.value,
-            "counts": {s.value: n for s, n in sorted(counts.items())},
-            "worker": owner,
-            "partitions": outcomes,
-        },
-    )

@@ -21,8 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.adapters.db.approval_models import ApprovalDecision, ApprovalRequest
 from app.adapters.db.repositories import approvals as repo
 from app.adapters.db.session import write_transaction
-from app.audit import append_event, events
-from app.audit.events import Actor
+from app.audit import append_event
+from app.audit.events import Actor, approval_requests, denials
+from app.audit.events.denials import ApprovalDenial
 from app.auth import Principal
 from app.domain.approvals import (
     ApprovalStatus,
@@ -41,7 +42,7 @@ from app.services.runtime import Runtime
 
 @dataclass(frozen=True)
 class Scope:
-    """A request as ``Authorization.can_view`` sees a deletion: who asked, where, which topics."""
+    """A request as ``KafkaAclAuthorization.can_view`` sees a deletion: who asked, where, which topics."""
 
     principal: str
     cluster: str
@@ -71,16 +72,11 @@ async def refuse(
     runtime: Runtime, principal: Principal, request: ApprovalRequest, why: str, request_id: str
 ) -> None:
     """403, audited as ``authz.denied`` in a transaction of its own."""
-    details = {
-        "operation": "APPROVE",
-        "subject_kind": request.subject_kind,
-        "subject": request.subject_name,
-        "reason": why,
-    }
+    denial = ApprovalDenial(request.subject_kind, request.subject_name, why)
     deletion_id = request.subject_id if request.subject_kind == SubjectKind.DELETION.value else None
     async with write_transaction(runtime.sessionmaker) as session:
         await append_event(
-            session, events.authz_denied(Actor.of(principal, request_id), request.cluster, details)
+            session, denials.authz_denied(Actor.of(principal, request_id), request.cluster, denial)
         )
     raise Forbidden(f"{principal.name} may not approve this request: {why}.", deletion_id=deletion_id)
 
@@ -145,7 +141,7 @@ async def record(
             await repo.add(session, decision)
             approvers = [d.principal for d in [*earlier, decision] if d.decision == Decision.APPROVE.value]
             deletion_id = subject_id if kind is SubjectKind.DELETION else None
-            recorded = events.approval_recorded(
+            recorded = approval_requests.approval_recorded(
                 actor,
                 request.cluster,
                 deletion_id,

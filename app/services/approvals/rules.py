@@ -52,8 +52,8 @@ async def _audit_change(
 ) -> None:
     """The exemptions granted (if any), then hold the policies the rule now protects."""
     if granted := sorted(set(rule.exemptions) - set(before)):
-        details = {"rule": rule.name, "granted": granted, "exemptions": list(rule.exemptions)}
-        await append_event(session, events.approval_rule_exempted(actor, rule.cluster, details))
+        exempted = events.approval_rule_exempted(actor, rule.cluster, rule.name, granted, rule.exemptions)
+        await append_event(session, exempted)
     await hold_cluster_policies(session, rule.cluster, existing, actor)
 
 
@@ -62,8 +62,8 @@ def _known(runtime: Runtime, cluster: str) -> None:
         raise ClusterNotFound(f"Unknown cluster {cluster!r}.")
 
 
-def _details(rule: models.ApprovalRule) -> Mapping[str, Any]:
-    return {"rule": rule.name, **rule_read(rule).model_dump(mode="json", exclude={"cluster", "name"})}
+def _read(rule: models.ApprovalRule) -> Mapping[str, Any]:
+    return rule_read(rule).model_dump(mode="json", exclude={"cluster", "name"})
 
 
 async def _check(
@@ -99,7 +99,7 @@ async def create_rule(
             if await repo.get_rule(session, cluster, body.name) is not None:
                 raise Conflict(f"Cluster {cluster!r} already has an approval rule {body.name!r}.")
             await repo.add(session, rule)
-            await append_event(session, events.approval_rule_created(actor, cluster, _details(rule)))
+            await append_event(session, events.approval_rule_created(actor, cluster, rule.name, _read(rule)))
             await _audit_change(session, actor, rule, [], existing)
     except IntegrityError as exc:  # a concurrent request created it first
         raise Conflict(f"Cluster {cluster!r} already has an approval rule {body.name!r}.") from exc
@@ -157,7 +157,7 @@ async def update_rule(
             setattr(rule, key, value)
         rule.updated_at = datetime.now(UTC)
         await session.flush()
-        await append_event(session, events.approval_rule_updated(actor, cluster, _details(rule)))
+        await append_event(session, events.approval_rule_updated(actor, cluster, rule.name, _read(rule)))
         await _audit_change(session, actor, rule, before, existing)
     return rule
 
@@ -169,8 +169,8 @@ async def delete_rule(
     await _check(runtime, principal, cluster, Operation.ALTER, request_id)
     async with write_transaction(runtime.sessionmaker) as session:
         rule = _found(await repo.get_rule(session, cluster, name), cluster, name)
-        details = _details(rule)
-        await repo.delete_rule(session, rule)
-        await append_event(
-            session, events.approval_rule_deleted(Actor.of(principal, request_id), cluster, details)
+        deleted = events.approval_rule_deleted(
+            Actor.of(principal, request_id), cluster, rule.name, _read(rule)
         )
+        await repo.delete_rule(session, rule)
+        await append_event(session, deleted)

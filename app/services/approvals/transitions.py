@@ -30,8 +30,8 @@ from app.adapters.db.repositories import approvals as repo
 from app.adapters.db.repositories import deletions as deletions_repo
 from app.adapters.db.repositories.webhooks import enqueue_event
 from app.adapters.db.retention_models import RetentionPolicy
-from app.audit import NewEvent, append_events, events
-from app.audit.events import Actor
+from app.audit import NewEvent, append_events
+from app.audit.events import Actor, approval_requests
 from app.domain.approvals import ApprovalStatus, Requirement, SubjectKind
 from app.domain.deletion_requests import DeletionStatus
 from app.domain.webhook_events import EventType
@@ -71,15 +71,6 @@ def _request(
     )
 
 
-def _waiting_details(request: ApprovalRequest) -> dict[str, Any]:
-    return {
-        "rules": [rule["name"] for rule in request.rules],
-        "required_approvals": request.required_approvals,
-        "expires_at": request.expires_at.isoformat(),
-        "topics": request.topics,
-    }
-
-
 async def hold_deletion(
     session: AsyncSession,
     new: deletions_repo.NewDeletion,
@@ -108,9 +99,7 @@ async def hold_deletion(
     )
     request.preview = dict(preview)
     await repo.add(session, request)
-    waiting = events.deletion_awaiting_approval(
-        actor, deletion.cluster, deletion.id, _waiting_details(request), now
-    )
+    waiting = approval_requests.deletion_awaiting_approval(actor, request, now)
     await enqueue_event(session, EventType.AWAITING_APPROVAL, deletion)
     await append_events(session, [dataclasses.replace(requested, occurred_at=now), waiting])
     return request
@@ -140,28 +129,13 @@ async def _end_deletion(
     return True
 
 
-def _decided_details(
-    request: ApprovalRequest, approvers: Sequence[str], comment: str | None
-) -> dict[str, Any]:
-    details: dict[str, Any] = {
-        "rules": [rule["name"] for rule in request.rules],
-        "approvers": list(approvers),
-    }
-    if comment is not None:
-        details["comment"] = comment
-    return details
-
-
 async def approve_deletion(
     session: AsyncSession, request: ApprovalRequest, approvers: Sequence[str], actor: Actor, now: datetime
 ) -> bool:
     """awaiting_approval -> approved: the partitions become pending, for the executor to claim."""
     if not await _end_deletion(session, request, DeletionStatus.APPROVED, now):
         return False
-    event = events.deletion_approved(
-        actor, request.cluster, request.subject_id, _decided_details(request, approvers, None), now
-    )
-    await append_events(session, [event])
+    await append_events(session, [approval_requests.deletion_approved(actor, request, approvers, now)])
     return True
 
 
@@ -171,10 +145,7 @@ async def reject_deletion(
     """awaiting_approval -> rejected: every partition cancelled, nothing sent."""
     if not await _end_deletion(session, request, DeletionStatus.REJECTED, now):
         return False
-    details = _decided_details(request, [actor.principal], comment)
-    await append_events(
-        session, [events.deletion_rejected(actor, request.cluster, request.subject_id, details, now)]
-    )
+    await append_events(session, [approval_requests.deletion_rejected(actor, request, comment, now)])
     return True
 
 
@@ -182,11 +153,7 @@ async def expire_deletion(session: AsyncSession, request: ApprovalRequest, now: 
     """awaiting_approval -> expired (not approved in time): every partition cancelled, nothing sent."""
     if not await _end_deletion(session, request, DeletionStatus.EXPIRED, now):
         return False
-    details = {
-        "rules": [rule["name"] for rule in request.rules],
-        "expires_at": request.expires_at.isoformat(),
-    }
-    await append_events(session, [events.deletion_expired(request.cluster, request.subject_id, details, now)])
+    await append_events(session, [approval_requests.deletion_expired(request, now)])
     return True
 
 
@@ -224,8 +191,7 @@ async def hold_policy(
     request.round = 1 if earlier is None else earlier.round + 1
     policy.approval_status = POLICY_PENDING
     await repo.add(session, request)
-    details = {"policy": policy.name, **_waiting_details(request)}
-    await append_events(session, [events.policy_awaiting_approval(actor, policy.cluster, details, now)])
+    await append_events(session, [approval_requests.policy_awaiting_approval(actor, request, now)])
     return request
 
 
@@ -247,8 +213,7 @@ async def approve_policy(
 ) -> None:
     """pending -> approved: the policy's sweeps run unattended from now on."""
     await _end_policy(session, request, ApprovalStatus.APPROVED, now)
-    details = {"policy": request.subject_name, **_decided_details(request, approvers, None)}
-    await append_events(session, [events.policy_approved(actor, request.cluster, details, now)])
+    await append_events(session, [approval_requests.policy_approved(actor, request, approvers, now)])
 
 
 async def reject_policy(
@@ -256,12 +221,10 @@ async def reject_policy(
 ) -> None:
     """pending -> rejected: the policy stays, and its sweeps skip everything until it is changed."""
     await _end_policy(session, request, ApprovalStatus.REJECTED, now)
-    details = {"policy": request.subject_name, **_decided_details(request, [actor.principal], comment)}
-    await append_events(session, [events.policy_rejected(actor, request.cluster, details, now)])
+    await append_events(session, [approval_requests.policy_rejected(actor, request, comment, now)])
 
 
 async def expire_policy(session: AsyncSession, request: ApprovalRequest, now: datetime) -> None:
     """pending -> expired: as a rejection, decided by the clock."""
     await _end_policy(session, request, ApprovalStatus.EXPIRED, now)
-    details = {"policy": request.subject_name, "expires_at": request.expires_at.isoformat()}
-    await append_events(session, [events.policy_approval_expired(request.cluster, details, now)])
+    await append_events(session, [approval_requests.policy_approval_expired(request, now)])

@@ -16,9 +16,9 @@ from app.adapters.db.repositories import deletions as repo
 from app.adapters.db.repositories.deletion_reads import DeletionRecord, FirstPartitions
 from app.adapters.db.session import run_read
 from app.auth import Principal
+from app.auth.permissions import KafkaAclAuthorization
 from app.domain.deletion_requests import DeletionScope, PartitionStatus
 from app.errors import NotFound
-from app.services.authorization import Authorization
 from app.services.runtime import Runtime
 
 D = TypeVar("D", bound=DeletionScope)
@@ -54,7 +54,7 @@ async def visible_deletions(
 
 
 async def visible_deletion(
-    session: AsyncSession, authorization: Authorization, principal: Principal, deletion_id: str
+    session: AsyncSession, authorization: KafkaAclAuthorization, principal: Principal, deletion_id: str
 ) -> Deletion:
     """The deletion (ORM, for a transaction that changes it), or 404 when it does not exist or the caller
     may not see it (no 403 oracle)."""
@@ -62,7 +62,7 @@ async def visible_deletion(
 
 
 async def visible(
-    authorization: Authorization, principal: Principal, deletion_id: str, deletion: D | None
+    authorization: KafkaAclAuthorization, principal: Principal, deletion_id: str, deletion: D | None
 ) -> D:
     """``deletion``, or 404 when it does not exist or the caller may not see it (no 403 oracle)."""
     found = None if deletion is None else (deletion, None)
@@ -70,7 +70,7 @@ async def visible(
 
 
 async def visible_with(
-    authorization: Authorization, principal: Principal, deletion_id: str, found: tuple[D, T] | None
+    authorization: KafkaAclAuthorization, principal: Principal, deletion_id: str, found: tuple[D, T] | None
 ) -> tuple[D, T]:
     """``found`` (a deletion and what was read with it), or 404 exactly as :func:`visible`."""
     if found is None or not await authorization.can_view(principal, found[0]):

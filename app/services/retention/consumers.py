@@ -86,13 +86,15 @@ async def register_consumer(
                 raise taken
             session.add(consumer)
             await session.flush()
-            details = {
-                "consumer": body.name,
-                "kind": body.kind,
-                "checkpoint_location": body.checkpoint_location,
-            }
-            actor = Actor.of(principal, request_id)
-            await append_event(session, events.consumer_registered(actor, cluster, details, now))
+            registered = events.consumer_registered(
+                Actor.of(principal, request_id),
+                cluster,
+                body.name,
+                now,
+                kind=body.kind,
+                checkpoint_location=body.checkpoint_location,
+            )
+            await append_event(session, registered)
     except IntegrityError:
         raise taken from None
     return consumer
@@ -152,12 +154,10 @@ async def report_progress(
         if outcome.query_changed or consumer.created_at == now:
             # Audited when a query first reports or a new query takes over (positions may go back then);
             # routine batches are not, or the trail would grow with every micro-batch.
-            details = {
-                "consumer": name,
-                "query_id": body.query_id,
-                "run_id": body.run_id,
-                "batch_id": body.batch_id,
-            }
-            build = events.consumer_query_changed if outcome.query_changed else events.consumer_registered
-            await append_event(session, build(Actor.of(principal, request_id), cluster, details, now))
+            actor = Actor.of(principal, request_id)
+            if outcome.query_changed:
+                event = events.consumer_query_changed(actor, cluster, name, body, now)
+            else:
+                event = events.consumer_registered(actor, cluster, name, now, batch=body)
+            await append_event(session, event)
     return outcome

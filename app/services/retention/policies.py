@@ -81,8 +81,8 @@ def check_connect(
         raise ConnectClusterNotFound(detail, errors=[FieldError("#/consumers/connect/cluster", detail)])
 
 
-def _details(policy: RetentionPolicy) -> Mapping[str, Any]:
-    return {"policy": policy.name, **policy_read(policy).model_dump(mode="json", exclude={"cluster", "name"})}
+def _read(policy: RetentionPolicy) -> Mapping[str, Any]:
+    return policy_read(policy).model_dump(mode="json", exclude={"cluster", "name"})
 
 
 def _new_policy(cluster: str, body: PolicyCreate, principal: Principal, now: datetime) -> RetentionPolicy:
@@ -127,7 +127,7 @@ async def create_policy(
             session.add(policy)
             await session.flush()
             actor = Actor.of(principal, request_id)
-            await append_event(session, events.policy_created(actor, cluster, _details(policy)))
+            await append_event(session, events.policy_created(actor, cluster, policy.name, _read(policy)))
             await approval.hold_if_protected(session, policy, covered, actor)
     except IntegrityError:
         raise taken from None
@@ -215,12 +215,12 @@ async def delete_policy(
 
 
 def _changed(
-    build: Callable[[Actor, str, Mapping[str, Any]], NewEvent],
+    build: Callable[[Actor, str, str, Mapping[str, Any]], NewEvent],
     principal: Principal,
     request_id: str,
     policy: RetentionPolicy,
 ) -> NewEvent:
-    return build(Actor.of(principal, request_id), policy.cluster, _details(policy))
+    return build(Actor.of(principal, request_id), policy.cluster, policy.name, _read(policy))
 
 
 async def list_runs(

@@ -1,4 +1,4 @@
-"""Who may create, see, change and delete a retention policy (KIP-11 decisions through ``Authorization``).
+"""Who may create, see, change and delete a retention policy (KIP-11, ``Runtime.authorization``).
 
 - create: DELETE on every topic the policy covers now (a prefix: a binding covering the whole prefix,
   present and future topics; a regex: every topic matching now; names: each name; topics read by

@@ -133,9 +133,10 @@ async def update_webhook(
             setattr(webhook, name, value)
         webhook.updated_at = datetime.now(UTC)
         await session.flush()
-        details = {**_audited(webhook), "changed": sorted(changes)}
         actor = Actor.of(principal, request_id)
-        await append_event(session, events.webhook_updated(actor, webhook.cluster, details))
+        await append_event(
+            session, events.webhook_updated(actor, webhook.cluster, _audited(webhook), list(changes))
+        )
     return webhook
 
 

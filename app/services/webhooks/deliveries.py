@@ -46,13 +46,14 @@ async def retry_delivery(
             raise NotFound(f"No delivery {delivery_id} of webhook {webhook_id!r}.")
         was = delivery.status
         await repo.redeliver(session, delivery, datetime.now(UTC))
-        details = {
-            "webhook_id": webhook_id,
-            "delivery_id": delivery_id,
-            "event_id": delivery.event_id,
-            "was": was,
-        }
-        actor = Actor.of(principal, request_id)
-        event = events.webhook_delivery_retried(actor, webhook.cluster, delivery.deletion_id, details)
+        event = events.webhook_delivery_retried(
+            Actor.of(principal, request_id),
+            webhook.cluster,
+            delivery.deletion_id,
+            webhook_id=webhook_id,
+            delivery_id=delivery_id,
+            event_id=delivery.event_id,
+            was=was,
+        )
         await append_event(session, event)
     return delivery

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from helpers.claims import answer, claim_due
 from helpers.worker import (
     Target,
     assert_chain_ok,
@@ -21,30 +22,9 @@ from app.adapters.db.repositories import write_back
 from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.domain.deletion_requests import PartitionStatus
-from app.domain.ports import Claim
 from app.worker.outcomes import apply_updates
 
 Maker = async_sessionmaker[AsyncSession]
-
-
-async def claim(
-    sessionmaker: Maker, owner: str, now: datetime, *, limit: int = 100, lease: float = 30
-) -> list[Claim]:
-    async with write_transaction(sessionmaker) as session:
-        return await repo.claim_due(session, owner=owner, now=now, lease_seconds=lease, limit=limit)
-
-
-def done(claim: Claim, status: PartitionStatus, now: datetime, lw: int | None = None) -> PartitionUpdate:
-    return PartitionUpdate(
-        id=claim.id,
-        fence=claim.fence,
-        status=status,
-        low_watermark=lw,
-        leader_log_start_offset=None,
-        error_code="POLICY_VIOLATION" if status is PartitionStatus.FAILED else None,
-        error_message="compacted" if status is PartitionStatus.FAILED else None,
-        next_attempt_at=now,
-    )
 
 
 async def test_claim_takes_the_lease_and_starts_the_deadline(
@@ -52,7 +32,7 @@ async def test_claim_takes_the_lease_and_starts_the_deadline(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets, timeout_ms=7_000)
     now = datetime.now(UTC)
-    claims = await claim(sessionmaker, "w1", now)
+    claims = await claim_due(sessionmaker, "w1", now)
     assert [(c.topic, c.partition) for c in claims] == [("orders", p) for p in range(4)]
     assert {(c.status, c.fence, c.attempts, c.cluster, c.timeout_ms) for c in claims} == {
         (PartitionStatus.IN_PROGRESS, 1, 1, "demo", 7_000)
@@ -62,7 +42,7 @@ async def test_claim_takes_the_lease_and_starts_the_deadline(
     assert all(r.deadline_at == now + timedelta(milliseconds=7_000) for r in rows)
     assert all(r.lease_expires_at == now + timedelta(seconds=30) for r in rows)
     # Live leases: nobody else gets the rows.
-    assert await claim(sessionmaker, "w2", now + timedelta(seconds=29)) == []
+    assert await claim_due(sessionmaker, "w2", now + timedelta(seconds=29)) == []
 
 
 async def test_expired_lease_is_claimed_again_with_a_new_fence(
@@ -70,9 +50,9 @@ async def test_expired_lease_is_claimed_again_with_a_new_fence(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    first = await claim(sessionmaker, "w1", now, lease=1)
+    first = await claim_due(sessionmaker, "w1", now, lease=1)
     later = now + timedelta(seconds=2)
-    second = await claim(sessionmaker, "w2", later, limit=2)
+    second = await claim_due(sessionmaker, "w2", later, limit=2)
     assert [c.fence for c in second] == [2, 2]
     assert [c.attempts for c in second] == [2, 2]
     # The deadline still counts from the first claim.
@@ -84,25 +64,25 @@ async def test_expired_lease_is_claimed_again_with_a_new_fence(
 async def test_fence_refuses_a_stale_workers_write(sessionmaker: Maker, targets: list[Target]) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets[:1])
     now = datetime.now(UTC)
-    [stale] = await claim(sessionmaker, "w1", now, lease=1)
-    [fresh] = await claim(sessionmaker, "w2", now + timedelta(seconds=2))
+    [stale] = await claim_due(sessionmaker, "w1", now, lease=1)
+    [fresh] = await claim_due(sessionmaker, "w2", now + timedelta(seconds=2))
     result = await apply_updates(
         sessionmaker,
         owner="w1",
         claims={stale.id: stale},
-        updates=[done(stale, PartitionStatus.FAILED, now)],
+        updates=[answer(stale, PartitionStatus.FAILED, now)],
         now=now,
     )
     assert (result.stale, sum(result.applied.values())) == (1, 0)
     [row] = await partitions_of(sessionmaker, deletion_id)
     assert (row.status, row.lease_owner, row.fence) == ("in_progress", "w2", 2)
     # Even the same owner name cannot write with an old fence.
-    [again] = await claim(sessionmaker, "w1", now + timedelta(seconds=40))
+    [again] = await claim_due(sessionmaker, "w1", now + timedelta(seconds=40))
     result = await apply_updates(
         sessionmaker,
         owner="w1",
         claims={fresh.id: fresh},
-        updates=[done(fresh, PartitionStatus.FAILED, now)],
+        updates=[answer(fresh, PartitionStatus.FAILED, now)],
         now=now,
     )
     assert result.stale == 1
@@ -110,7 +90,7 @@ async def test_fence_refuses_a_stale_workers_write(sessionmaker: Maker, targets:
         sessionmaker,
         owner="w1",
         claims={again.id: again},
-        updates=[done(again, PartitionStatus.SUCCEEDED, now, lw=5)],
+        updates=[answer(again, PartitionStatus.SUCCEEDED, now, 5)],
         now=now,
     )
     assert (result.stale, result.applied[PartitionStatus.SUCCEEDED], result.completed) == (
@@ -142,8 +122,8 @@ async def test_not_due_terminal_and_cancelled_rows_are_not_claimed(
             update(pd).where(pd.deletion_id == later).values(next_attempt_at=now + timedelta(seconds=5))
         )
         await session.execute(update(pd).where(pd.deletion_id == finished).values(status="succeeded"))
-    assert await claim(sessionmaker, "w1", now) == []
-    [row] = await claim(sessionmaker, "w1", now + timedelta(seconds=6))
+    assert await claim_due(sessionmaker, "w1", now) == []
+    [row] = await claim_due(sessionmaker, "w1", now + timedelta(seconds=6))
     assert row.deletion_id == later
     assert (await partitions_of(sessionmaker, cancelled))[0].status == "pending"
 
@@ -153,16 +133,16 @@ async def test_outcomes_roll_up_with_audit_in_the_same_transaction(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await claim(sessionmaker, "w1", now)
+    claims = await claim_due(sessionmaker, "w1", now)
     by_id = {c.id: c for c in claims}
     first = [
-        done(claims[0], PartitionStatus.SUCCEEDED, now, lw=5),
-        done(claims[1], PartitionStatus.FAILED, now),
+        answer(claims[0], PartitionStatus.SUCCEEDED, now, 5),
+        answer(claims[1], PartitionStatus.FAILED, now),
     ]
     result = await apply_updates(sessionmaker, owner="w1", claims=by_id, updates=first, now=now)
     assert result.completed == []
     assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
-    rest = [done(c, PartitionStatus.SUCCEEDED, now, lw=6) for c in claims[2:]]
+    rest = [answer(c, PartitionStatus.SUCCEEDED, now, 6) for c in claims[2:]]
     result = await apply_updates(sessionmaker, owner="w1", claims=by_id, updates=rest, now=now)
     assert result.completed == [deletion_id]
     assert await deletion_status(sessionmaker, deletion_id) == "partially_failed"
@@ -184,10 +164,10 @@ async def test_outcomes_roll_up_with_audit_in_the_same_transaction(
 async def test_renew_and_release_leases(sessionmaker: Maker, targets: list[Target]) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await claim(sessionmaker, "w1", now, lease=1)
+    claims = await claim_due(sessionmaker, "w1", now, lease=1)
     async with write_transaction(sessionmaker) as session:
         assert await repo.renew_leases(session, owner="w1", claims=claims, now=now, lease_seconds=60) == 4
-    assert await claim(sessionmaker, "w2", now + timedelta(seconds=30)) == []
+    assert await claim_due(sessionmaker, "w2", now + timedelta(seconds=30)) == []
     async with write_transaction(sessionmaker) as session:
         assert await repo.release_leases(session, owner="w1", now=now) == 4
     rows = await partitions_of(sessionmaker, deletion_id)
@@ -196,7 +176,7 @@ async def test_renew_and_release_leases(sessionmaker: Maker, targets: list[Targe
         # Given back means gone: neither renewed nor released again.
         assert await repo.renew_leases(session, owner="w1", claims=claims, now=now, lease_seconds=60) == 0
         assert await repo.release_leases(session, owner="w1", now=now) == 0
-    assert len(await claim(sessionmaker, "w2", now)) == 4
+    assert len(await claim_due(sessionmaker, "w2", now)) == 4
 
 
 async def test_a_deletion_row_is_locked_before_the_roll_up(
@@ -212,7 +192,7 @@ async def test_a_deletion_row_is_locked_before_the_roll_up(
 async def test_written_outcomes_read_back_exactly(sessionmaker: Maker, targets: list[Target]) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await claim(sessionmaker, "w1", now)
+    claims = await claim_due(sessionmaker, "w1", now)
     messages = ['say "no", then {a,b}', 'back\\slash \\" end', "NULL", '  spaced\n line é ✓, ""']
     codes = ["OFFSET_OUT_OF_RANGE", None, "", "NULL"]
     updates = [
@@ -254,13 +234,13 @@ async def test_the_completion_summary_is_every_row_as_stored(sessionmaker: Maker
     whole = await insert_deletion(sessionmaker, [Target(t, p, 10 + p) for t in topics for p in (1, 0)])
     kept = await insert_deletion(sessionmaker, [Target(t, 0, 3) for t in topics[:3]])
     now = datetime.now(UTC)
-    claims = await claim(sessionmaker, "w1", now)
+    claims = await claim_due(sessionmaker, "w1", now)
     # kept's partitions as if retried: a row may hold an earlier answer's offsets, so one lacking from
     # this answer is read back (on a first attempt it is known to be null).
     by_id = {c.id: c._replace(attempts=2) if c.deletion_id == kept else c for c in claims}
     updates = [
-        done(
-            c, PartitionStatus.FAILED if c.partition else PartitionStatus.SUCCEEDED, now, lw=c.resolved_offset
+        answer(
+            c, PartitionStatus.FAILED if c.partition else PartitionStatus.SUCCEEDED, now, c.resolved_offset
         )._replace(leader_log_start_offset=None if c.deletion_id == kept and c.topic == "B" else 7)
         for c in claims
     ]
@@ -287,14 +267,14 @@ async def test_a_stale_row_leaves_the_counts_to_the_database(
     counts the rows, and the other worker's write completes the deletion."""
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await claim(sessionmaker, "w1", now, lease=1)
-    [taken] = await claim(sessionmaker, "w2", now + timedelta(seconds=2), limit=1)
+    claims = await claim_due(sessionmaker, "w1", now, lease=1)
+    [taken] = await claim_due(sessionmaker, "w2", now + timedelta(seconds=2), limit=1)
     by_id = {c.id: c for c in claims}
-    updates = [done(c, PartitionStatus.SUCCEEDED, now, lw=5) for c in claims]
+    updates = [answer(c, PartitionStatus.SUCCEEDED, now, 5) for c in claims]
     result = await apply_updates(sessionmaker, owner="w1", claims=by_id, updates=updates, now=now)
     assert (result.stale, result.completed) == (1, [])
     assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
-    update_ = done(taken, PartitionStatus.FAILED, now)
+    update_ = answer(taken, PartitionStatus.FAILED, now)
     result = await apply_updates(
         sessionmaker, owner="w2", claims={taken.id: taken}, updates=[update_], now=now
     )

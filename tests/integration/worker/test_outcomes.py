@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from helpers.claims import answer, claim_due
 from helpers.worker import (
     Target,
     assert_chain_ok,
@@ -23,9 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
-from app.adapters.db.repositories import claims as repo
 from app.adapters.db.repositories import write_back
-from app.adapters.db.repositories.write_back import PartitionUpdate
 from app.adapters.db.session import write_transaction
 from app.domain.deletion_requests import PartitionStatus
 from app.domain.ports import Claim
@@ -36,23 +35,8 @@ Maker = async_sessionmaker[AsyncSession]
 LARGE = 1_000
 
 
-async def _claims(sessionmaker: Maker, now: datetime, owner: str = "w1", limit: int = 100) -> list[Claim]:
-    async with write_transaction(sessionmaker) as session:
-        return await repo.claim_due(session, owner=owner, now=now, lease_seconds=30, limit=limit)
-
-
 def _writer(sessionmaker: Maker, claims: list[Claim], owner: str = "w1") -> WriteBack:
     return WriteBack(sessionmaker, owner, {claim.id: claim for claim in claims})
-
-
-def _succeeded(claim: Claim, now: datetime) -> PartitionUpdate:
-    offset = claim.resolved_offset
-    return PartitionUpdate(claim.id, claim.fence, PartitionStatus.SUCCEEDED, offset, offset, None, None, now)
-
-
-def _failed(claim: Claim, now: datetime) -> PartitionUpdate:
-    code = "POLICY_VIOLATION"
-    return PartitionUpdate(claim.id, claim.fence, PartitionStatus.FAILED, 0, 0, code, "compact", now)
 
 
 async def test_answers_written_one_by_one_complete_the_deletion_once(
@@ -60,15 +44,15 @@ async def test_answers_written_one_by_one_complete_the_deletion_once(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await _claims(sessionmaker, now)
+    claims = await claim_due(sessionmaker, "w1", now)
     writer = _writer(sessionmaker, claims)
     *first, last = claims
     for claim in first:
-        result = await writer.write([_succeeded(claim, now)], now)
+        result = await writer.write([answer(claim, PartitionStatus.SUCCEEDED, now)], now)
         assert result is not None
         assert result.completed == []
         assert await deletion_status(sessionmaker, deletion_id) == "in_progress"
-    result = await writer.write([_succeeded(last, now)], now)
+    result = await writer.write([answer(last, PartitionStatus.SUCCEEDED, now)], now)
     assert result is not None
     assert result.completed == [deletion_id]
     assert writer.leased() == []
@@ -93,11 +77,14 @@ async def test_a_large_deletion_answered_by_leaders_is_summarized_as_read_back(
     targets = [Target(t, p, 10 + p) for p in range(LARGE // len(topics)) for t in topics]
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await _claims(sessionmaker, now, limit=len(targets))
+    claims = await claim_due(sessionmaker, "w1", now, limit=len(targets))
     writer = _writer(sessionmaker, claims)
     for leader in range(3):  # each leader's partitions answer together, the last one completes it
-        answer = [c for c in claims if c.partition % 3 == leader]
-        await writer.write([_failed(c, now) if c.topic == "Z" else _succeeded(c, now) for c in answer], now)
+        answered = [c for c in claims if c.partition % 3 == leader]
+        statuses = {
+            c.id: PartitionStatus.FAILED if c.topic == "Z" else PartitionStatus.SUCCEEDED for c in answered
+        }
+        await writer.write([answer(c, statuses[c.id], now) for c in answered], now)
     assert writer.result.completed == [deletion_id]
     [completed] = await audit_events(sessionmaker, "deletion.completed")
     async with write_transaction(sessionmaker) as session:
@@ -113,13 +100,13 @@ async def test_rows_keep_their_lease_until_their_write_starts(
 ) -> None:
     await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await _claims(sessionmaker, now)
+    claims = await claim_due(sessionmaker, "w1", now)
     writer = _writer(sessionmaker, claims)
     first, *rest = claims
     assert writer.leased() == claims
-    await writer.write([_succeeded(first, now)], now)
+    await writer.write([answer(first, PartitionStatus.SUCCEEDED, now)], now)
     assert writer.leased() == rest
-    await writer.write([_succeeded(claim, now) for claim in rest], now)
+    await writer.write([answer(claim, PartitionStatus.SUCCEEDED, now) for claim in rest], now)
     assert writer.leased() == []
     assert writer.result.completed == [first.deletion_id]
 
@@ -129,7 +116,7 @@ async def test_a_failed_write_is_tried_again(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await _claims(sessionmaker, now)
+    claims = await claim_due(sessionmaker, "w1", now)
     calls = 0
     apply = outcomes.apply_updates
 
@@ -141,7 +128,9 @@ async def test_a_failed_write_is_tried_again(
         return await apply(*args, **kwargs)
 
     monkeypatch.setattr(outcomes, "apply_updates", flaky)
-    result = await _writer(sessionmaker, claims).write([_succeeded(c, now) for c in claims], now)
+    result = await _writer(sessionmaker, claims).write(
+        [answer(c, PartitionStatus.SUCCEEDED, now) for c in claims], now
+    )
     assert calls == APPLY_ATTEMPTS
     assert result is not None
     assert result.completed == [deletion_id]
@@ -156,7 +145,7 @@ async def test_a_write_failing_every_attempt_leaves_its_rows_leased(
     claims the rows and sends them again."""
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await _claims(sessionmaker, now)
+    claims = await claim_due(sessionmaker, "w1", now)
 
     async def failing(*args: Any, **kwargs: Any) -> outcomes.ApplyResult:
         raise DBAPIError("UPDATE partition_deletion", {}, ConnectionResetError("connection lost"))
@@ -164,7 +153,7 @@ async def test_a_write_failing_every_attempt_leaves_its_rows_leased(
     monkeypatch.setattr(outcomes, "apply_updates", failing)
     writer = _writer(sessionmaker, claims)
     first, *rest = claims
-    assert await writer.write([_succeeded(first, now)], now) is None
+    assert await writer.write([answer(first, PartitionStatus.SUCCEEDED, now)], now) is None
     assert writer.leased() == rest
     rows = await partitions_of(sessionmaker, deletion_id)
     assert {(r.status, r.lease_owner) for r in rows} == {("in_progress", "w1")}
@@ -212,12 +201,14 @@ async def test_concurrent_answers_for_one_deletion_complete_it_once(
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
     half = len(targets) // 2
-    first = await _claims(sessionmaker, now, "w1", limit=half)
-    second = await _claims(sessionmaker, now, "w2")
+    first = await claim_due(sessionmaker, "w1", now, limit=half)
+    second = await claim_due(sessionmaker, "w2", now)
     writers = [(_writer(sessionmaker, first, "w1"), first), (_writer(sessionmaker, second, "w2"), second)]
     async with _deletion_held(sessionmaker, deletion_id) as other:
         writes = [
-            asyncio.ensure_future(writer.write([_succeeded(c, now) for c in claims], now))
+            asyncio.ensure_future(
+                writer.write([answer(c, PartitionStatus.SUCCEEDED, now) for c in claims], now)
+            )
             for writer, claims in writers
         ]
         await _waiting_on_locks(sessionmaker, 2)  # both are in flight, waiting for the deletion
@@ -239,10 +230,13 @@ async def test_answers_written_side_by_side_complete_the_deletion_once(
     the same time (on SQLite one after the other): one completion."""
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    claims = await _claims(sessionmaker, now)
+    claims = await claim_due(sessionmaker, "w1", now)
     writers = [_writer(sessionmaker, [claim]) for claim in claims]
     results = await asyncio.gather(
-        *(writer.write([_succeeded(claim, now)], now) for writer, claim in zip(writers, claims, strict=True))
+        *(
+            writer.write([answer(claim, PartitionStatus.SUCCEEDED, now)], now)
+            for writer, claim in zip(writers, claims, strict=True)
+        )
     )
     assert [r.completed for r in results if r is not None and r.completed] == [[deletion_id]]
     assert await deletion_status(sessionmaker, deletion_id) == "succeeded"
@@ -255,13 +249,13 @@ async def test_a_row_lost_to_another_claim_keeps_the_deletion_open(
 ) -> None:
     deletion_id = await insert_deletion(sessionmaker, targets)
     now = datetime.now(UTC)
-    first, *rest = await _claims(sessionmaker, now)
+    first, *rest = await claim_due(sessionmaker, "w1", now)
     # Another worker claims the first row meanwhile (its fence moves on): its write writes nothing.
     async with write_transaction(sessionmaker) as session:
         bump = "UPDATE partition_deletion SET fence = fence + 1 WHERE id = :id"
         await session.execute(text(bump), {"id": first.id})
     writer = _writer(sessionmaker, [first, *rest])
-    await writer.write([_succeeded(claim, now) for claim in (first, *rest)], now)
+    await writer.write([answer(claim, PartitionStatus.SUCCEEDED, now) for claim in (first, *rest)], now)
 
     assert writer.result.stale == 1
     assert writer.result.completed == []

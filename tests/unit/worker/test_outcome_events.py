@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 from helpers.claims import claim
 
 from app.adapters.db.repositories.write_back import PartitionUpdate
-from app.audit import rendered
+from app.audit import events, rendered
 from app.audit.events import EXECUTOR_PRINCIPAL
 from app.domain.deletion_requests import DeletionStatus, PartitionStatus
-from app.worker.outcomes import completion_event, failure_event, failure_events
+from app.worker.outcomes import failure_events
 
 NOW = datetime(2026, 11, 25, tzinfo=UTC)
 OWNER = "executor_vm:1:abc"
@@ -23,7 +23,9 @@ def _update(status: PartitionStatus, code: str | None = None) -> PartitionUpdate
 
 
 def test_a_failed_partition_is_audited_with_its_claim_and_answer() -> None:
-    event = failure_event(CLAIM, _update(PartitionStatus.FAILED, "POLICY_VIOLATION"), OWNER)
+    event = events.deletion_partition_failed(
+        CLAIM, _update(PartitionStatus.FAILED, "POLICY_VIOLATION"), OWNER
+    )
     assert (event.action, event.principal, event.request_id) == (
         "deletion.partition_failed",
         EXECUTOR_PRINCIPAL,
@@ -73,7 +75,7 @@ def test_the_completion_lists_status_counts_and_every_partition_column_by_column
         "worker": [OWNER, "other"],
     }
     counts = {PartitionStatus.SUCCEEDED: 1, PartitionStatus.FAILED: 1}
-    event = completion_event(CLAIM, DeletionStatus.PARTIALLY_FAILED, counts, outcomes, OWNER)
+    event = events.deletion_completed(CLAIM, DeletionStatus.PARTIALLY_FAILED, counts, outcomes, OWNER)
     assert (event.action, event.principal, event.request_id, event.deletion_id) == (
         "deletion.completed",
         EXECUTOR_PRINCIPAL,
