@@ -47,8 +47,10 @@ WEBHOOKS = {
     "PURGE_WEBHOOKS_MAX_ATTEMPTS": "3",
     "PURGE_WEBHOOKS_BACKOFF_INITIAL_SECONDS": "0.2",
     "PURGE_WEBHOOKS_BACKOFF_MAX_SECONDS": "0.5",
-    "PURGE_WEBHOOKS_TIMEOUT_SECONDS": "8",
-    "PURGE_WEBHOOKS_LEASE_SECONDS": "9",
+    # The lease just outlasts an attempt: the in-flight test waits it out after the kill, and a loopback
+    # receiver answers well within the timeout.
+    "PURGE_WEBHOOKS_TIMEOUT_SECONDS": "3",
+    "PURGE_WEBHOOKS_LEASE_SECONDS": "4",
     "PURGE_WEBHOOKS_POLL_INTERVAL_SECONDS": "0.1",
     # The receiver listens on loopback, which webhooks may reach only once it is opened.
     "PURGE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8",

@@ -1,4 +1,5 @@
-"""Helpers for the audit tests (imported by name: pytest puts this directory on sys.path)."""
+"""Audit rows for tests: appending, forging and reading back events, and checking the chain (imported by
+name: pytest puts this directory on sys.path)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.adapters.db.models import AuditEvent
 from app.adapters.db.session import read_session, write_transaction
-from app.audit import NewEvent, append_event
+from app.audit import NewEvent, append_event, verify_chain
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -31,6 +32,26 @@ async def append(sessionmaker: Sessions, n: int) -> None:
                     details={"i": i},
                 ),
             )
+
+
+async def chain_ok(sessionmaker: Sessions) -> int:
+    """How many events the audit chain holds; it must verify."""
+    async with read_session(sessionmaker) as session:
+        result = await verify_chain(session)
+    assert result.ok, result
+    return result.checked
+
+
+async def count_events(sessionmaker: Sessions, action: str) -> dict[str | None, int]:
+    """Deletion id -> how many ``action`` events it has."""
+    async with read_session(sessionmaker) as session:
+        query = (
+            select(AuditEvent.deletion_id, func.count())
+            .where(AuditEvent.action == action)
+            .group_by(AuditEvent.deletion_id)
+        )
+        rows = (await session.execute(query)).all()
+    return {row[0]: row[1] for row in rows}
 
 
 async def hash_of(sessionmaker: Sessions, event_id: int) -> str:
