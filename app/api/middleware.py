@@ -30,6 +30,7 @@ import asyncio
 import re
 import time
 import uuid
+from abc import ABC, abstractmethod
 from functools import lru_cache
 from typing import Any
 
@@ -55,7 +56,7 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-class HttpMiddleware:
+class HttpMiddleware(ABC):
     """Pure ASGI middleware of HTTP requests (:meth:`handle`); other scopes, such as the lifespan, pass
     through untouched."""
 
@@ -68,8 +69,9 @@ class HttpMiddleware:
             return
         await self.handle(scope, receive, send)
 
+    @abstractmethod
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raise NotImplementedError
+        """What the middleware does with one HTTP request."""
 
 
 class RequestIdMiddleware(HttpMiddleware):
