@@ -19,9 +19,10 @@ KAFKA_CLASSPATH := $(HOME)/.cache/kafka-purge/kafka.classpath
 # Kafka Connect, pinned in jvm/connect/pom.xml (which says why its release differs from the brokers').
 CONNECT_VERSION := $(shell sed -n 's:.*<connect.version>\(.*\)</connect.version>.*:\1:p' jvm/connect/pom.xml)
 CONNECT_CLASSPATH := $(HOME)/.cache/kafka-purge/connect.classpath
+SARAMA_PARTITIONS := $(HOME)/.cache/kafka-purge/sarama-partitions
 
 .PHONY: run test check lint typecheck openapi openapi-check pytest spark-client bench clean \
-	postgres chromium jdk kafka spark-kafka
+	postgres chromium jdk kafka spark-kafka sarama
 
 # The service's own Spark tests (tests/real_kafka/test_spark_queries.py) use the Spark client too.
 $(STAMP): pyproject.toml clients/spark/pyproject.toml
@@ -89,6 +90,15 @@ $(KAFKA_CLASSPATH): jvm/pom.xml
 		|| { cat $$log; echo "make kafka: Maven could not resolve Apache Kafka $(KAFKA_VERSION)" >&2; exit 1; }; \
 		rm -f $$log; mv $@.tmp $@; echo "Apache Kafka $(KAFKA_VERSION): class path in $@"
 
+# sarama, the Go client, as the tests' reference for its hash partitioner: a small program built from
+# the Go module proxy (tests/helpers/sarama_partitions, versions pinned by its go.sum), outside the
+# repository. Fails loudly when the proxy does not answer.
+sarama: $(SARAMA_PARTITIONS)
+
+$(SARAMA_PARTITIONS): tests/helpers/sarama_partitions/main.go tests/helpers/sarama_partitions/go.mod tests/helpers/sarama_partitions/go.sum
+	@mkdir -p $(dir $@)
+	cd tests/helpers/sarama_partitions && go build -mod=readonly -o $@.tmp . && mv $@.tmp $@
+
 # Spark's own Kafka connector (jvm/spark-kafka/pom.xml) for the PySpark lines tests/real_kafka runs
 # Spark queries on: the main venv's (4.x) and .venv-spark35's (3.5); resolved from Maven Central, each
 # class path written outside the repository (~/.cache/kafka-purge/spark-kafka-<pyspark version>.classpath).
@@ -101,7 +111,7 @@ spark-kafka: $(STAMP) .venv-spark35/.installed
 # hand out the groups with the most tests first, which left one-test files of a minute for the end).
 PYTEST_WORKERS ?= 2
 
-pytest: $(STAMP) postgres chromium jdk kafka spark-kafka
+pytest: $(STAMP) postgres chromium jdk kafka spark-kafka sarama
 	$(BIN)/pytest -q -p no:cacheprovider --durations=30 -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 spark-client: jdk $(foreach line,$(SPARK_LINES),.venv-spark$(line)/.installed)

@@ -297,12 +297,14 @@ class KafkaCluster:
         }
 
     def java(
-        self, main_class: str, *arguments: str, timeout: float = 120.0
+        self, main_class: str, *arguments: str, stdin: str | None = None, timeout: float = 120.0
     ) -> subprocess.CompletedProcess[str]:
-        """One of Kafka's own tools (say ``org.apache.kafka.tools.DeleteRecordsCommand``), its output
-        captured; ``admin_properties`` is the super user's ``--command-config``."""
+        """One of Kafka's own tools (say ``org.apache.kafka.tools.DeleteRecordsCommand``), fed ``stdin``,
+        its output captured; ``admin_properties`` is the super user's ``--command-config``."""
         command = ["java", "-Xmx256m", "-cp", self.classpath, main_class, *arguments]
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        return subprocess.run(
+            command, input=stdin, capture_output=True, text=True, timeout=timeout, check=False
+        )
 
     @property
     def admin_properties(self) -> Path:
