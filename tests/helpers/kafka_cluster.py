@@ -162,6 +162,9 @@ class KafkaCluster:
             "share.coordinator.state.topic.min.isr": "2",
             # As Kafka's config/server.properties: a group's first rebalance is not delayed 3 s.
             "group.initial.rebalance.delay.ms": "0",
+            # An idle cleaner thread looks for work again after 1 s, not Kafka's 15 s, so that the
+            # erasure tests see a compaction within seconds (app.domain.compaction takes it as a parameter).
+            "log.cleaner.backoff.ms": "1000",
             **self.overrides,
         }
         return "".join(f"{key}={value}\n" for key, value in config.items())
