@@ -29,10 +29,16 @@ from app.adapters.db.repositories import policies as policies_repo
 from app.adapters.db.retention_models import RetentionPolicy
 from app.adapters.db.session import read_session, write_transaction
 from app.audit.events import Actor
-from app.domain.approvals import ApprovalRule, ApprovalStatus, Exemption, SubjectKind, requirement
+from app.domain.approvals import (
+    ApprovalRule,
+    ApprovalStatus,
+    Exemption,
+    SubjectKind,
+    matching_rules,
+    requirement,
+)
 from app.domain.topic_patterns import TopicSelector
 from app.services.approvals import transitions
-from app.services.approvals.protection import protecting
 from app.services.runtime import Runtime
 
 # A rejected or expired policy skips everything until its owner changes it (which asks again).
@@ -78,7 +84,8 @@ async def _protection(
     session: AsyncSession, policy: RetentionPolicy, covered: Sequence[str]
 ) -> tuple[list[ApprovalRule], list[str]]:
     """The rules protecting ``covered`` against retention, and the topics among them they protect."""
-    rules = await protecting(session, policy.cluster, covered, via=Exemption.RETENTION)
+    known = await repo.cluster_rules(session, policy.cluster)
+    rules = matching_rules(known, covered, via=Exemption.RETENTION)
     return rules, sorted(t for t in covered if any(rule.topics.matches(t) for rule in rules))
 
 

@@ -2,7 +2,8 @@
 
 ``plan_deletion`` is what a real deletion stores: the plan (``app.services.deletions.plan``) and, while
 it is made, the cluster's consumer groups listed for the guard. The preview, and a deletion held for
-approval with its preview, read everything (``assess`` with ``preview=True``).
+approval with its preview, read everything (``assess`` with ``preview=True``); ``frozen_preview`` is that
+preview as the request is held with it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from app.adapters.db.repositories.deletions import PlannedPartition
 from app.domain.deletion_requests import (
@@ -26,6 +27,9 @@ from app.errors import Conflict
 from app.services.deletions.plan import Plan, drop, empty, plan_checked
 from app.services.deletions.request import DeletionRequest
 from app.services.runtime import Runtime
+
+# The groups a 409's problem or a held deletion's preview names at most.
+MAX_NAMED_GROUPS = 1000
 
 
 @dataclass(frozen=True)
@@ -139,7 +143,7 @@ def guard_unconsumed(request: DeletionRequest, assessment: Assessment) -> list[U
             'Set "allow_unconsumed": true or list the groups in "ignore_groups" to proceed.',
             groups=[
                 {"group": g.group, "unread_records": g.unread_records, "partitions": g.partitions}
-                for g in behind[:1000]
+                for g in behind[:MAX_NAMED_GROUPS]
             ],
         )
     return behind
@@ -178,3 +182,41 @@ async def plan_deletion(
     assessment = await assess(runtime, request, plan, preview=preview, group_ids=await listing)
     overridden = guard_unconsumed(request, assessment)
     return PlannedDeletion(plan.partitions(), overridden, assessment.impacts)
+
+
+def frozen_preview(planned: PlannedDeletion) -> dict[str, Any]:
+    """The preview a protected deletion is held with: what ``"dry_run": true`` shows for the same request,
+    from the same facts the stored offsets come from. Per partition the resolved offset (what will be
+    sent), the log start offset and high watermark when it was asked, the records that go, and every
+    consumer group that has not read them."""
+    by_partition = {impact.partition: impact for impact in planned.impacts}
+    partitions = []
+    for p in planned.partitions:
+        impact = by_partition.get(p.partition)
+        partitions.append(
+            {
+                "topic": p.partition.topic,
+                "partition": p.partition.partition,
+                "resolved_offset": p.resolved_offset,
+                "log_start_offset": impact.log_start_offset if impact else None,
+                "high_watermark": impact.high_watermark if impact else None,
+                "records_deleted": impact.records_deleted if impact else None,
+                "unconsumed_groups": [
+                    {
+                        "group": g.group,
+                        "committed_offset": g.committed_offset,
+                        "unread_records": g.unread_records,
+                    }
+                    for g in (impact.groups if impact else ())
+                ],
+            }
+        )
+    groups = unconsumed_groups(planned.impacts, ())
+    return {
+        "records_deleted": sum(i.records_deleted for i in planned.impacts),
+        "partitions": partitions,
+        "unconsumed_groups": [
+            {"group": g.group, "unread_records": g.unread_records, "partitions": g.partitions}
+            for g in groups[:MAX_NAMED_GROUPS]
+        ],
+    }

@@ -32,7 +32,6 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.adapters.db.approval_models import ApprovalRule as ApprovalRuleRow
 from app.adapters.db.models import Deletion
 from app.adapters.db.repositories import approvals as approvals_repo
 from app.adapters.db.repositories import deletions as repo
@@ -40,14 +39,13 @@ from app.adapters.db.session import run_read
 from app.audit import canonical_json, events
 from app.audit.events import Actor
 from app.auth import Principal
-from app.domain.approvals import Requirement
+from app.domain.approvals import ApprovalRule, Requirement, matching_rules, requirement
 from app.domain.commands import DeletionCommand
 from app.domain.deletion_requests import DeletionStatus, UnconsumedGroup
 from app.errors import ClusterNotFound, FieldError, IdempotencyMismatch, ValidationFailed
 from app.metrics import deletions_accepted_total, partitions_accepted_total
 from app.schemas.deletions import DeletionCreate
-from app.services.approvals.protection import frozen_preview, protection_of
-from app.services.deletions.assessment import PlannedDeletion, plan_deletion
+from app.services.deletions.assessment import PlannedDeletion, frozen_preview, plan_deletion
 from app.services.deletions.group_commit import Accepted, Hold, KeyTaken
 from app.services.deletions.request import DeletionRequest
 from app.services.runtime import Runtime
@@ -165,12 +163,12 @@ async def _look_up(
         return replay, None
     if rules is None:
         return None, None
-    return None, protection_of(rules, topics)
+    return None, requirement(matching_rules(rules, topics))
 
 
 def _stored_and_rules(
     session: Session, fields: _Fields, cluster: str | None
-) -> tuple[Deletion | None, list[ApprovalRuleRow] | None]:
+) -> tuple[Deletion | None, list[ApprovalRule] | None]:
     """The deletion stored under the request's Idempotency-Key, and ``cluster``'s approval rules (None
     when no cluster is asked about)."""
     _, keyed = repo.read_stored(session, fields.principal.name, fields.key)
@@ -198,7 +196,7 @@ def _accepted(fields: _Fields, planned: PlannedDeletion, need: Requirement | Non
     event = events.deletion_requested(actor, fields.request.cluster, deletion.id, details)
     hold = None
     if need is not None:
-        hold = Hold(need, frozen_preview(planned.partitions, planned.impacts), actor)
+        hold = Hold(need, frozen_preview(planned), actor)
     return Accepted(deletion, planned.partitions, event, hold)
 
 

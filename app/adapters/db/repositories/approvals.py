@@ -11,8 +11,10 @@ from sqlalchemy.orm import Session
 
 from app.adapters.db.approval_models import ApprovalDecision, ApprovalRequest, ApprovalRule
 from app.adapters.db.models import PartitionDeletion
-from app.domain.approvals import ApprovalStatus, SubjectKind
+from app.domain import approvals as domain
+from app.domain.approvals import ApprovalStatus, Exemption, SubjectKind
 from app.domain.deletion_requests import PartitionStatus
+from app.domain.topic_patterns import TopicSelector
 
 
 async def get_rule(session: AsyncSession, cluster: str, name: str) -> ApprovalRule | None:
@@ -28,9 +30,30 @@ async def list_rules(session: AsyncSession, cluster: str) -> list[ApprovalRule]:
     return list((await session.execute(_rules_of(cluster))).scalars())
 
 
-def read_rules(session: Session, cluster: str) -> list[ApprovalRule]:
-    """``list_rules`` for a synchronous read (``app.adapters.db.session.run_read``)."""
-    return list(session.execute(_rules_of(cluster)).scalars())
+def read_rules(session: Session, cluster: str) -> list[domain.ApprovalRule]:
+    """The cluster's rules as the domain matches them, for a synchronous read
+    (``app.adapters.db.session.run_read``)."""
+    return [domain_rule(rule) for rule in session.execute(_rules_of(cluster)).scalars()]
+
+
+async def cluster_rules(session: AsyncSession, cluster: str) -> list[domain.ApprovalRule]:
+    """The cluster's rules as the domain matches them."""
+    return [domain_rule(rule) for rule in (await session.execute(_rules_of(cluster))).scalars()]
+
+
+def domain_rule(rule: ApprovalRule) -> domain.ApprovalRule:
+    topics = rule.topics
+    selector = TopicSelector(
+        prefix=topics.get("prefix"), regex=topics.get("regex"), names=tuple(topics.get("names") or ())
+    )
+    return domain.ApprovalRule(
+        rule.name,
+        selector,
+        tuple(rule.approvers),
+        rule.required_approvals,
+        rule.expires_after_seconds,
+        frozenset(Exemption(way) for way in rule.exemptions),
+    )
 
 
 async def add(session: AsyncSession, row: ApprovalRule | ApprovalRequest | ApprovalDecision) -> None:
