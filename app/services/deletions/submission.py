@@ -161,7 +161,7 @@ async def _look_up(
     keyed, rules = await run_read(runtime.sessionmaker, _stored_and_rules, fields, cluster)
     if (replay := _duplicate(fields, keyed)) is not None:
         return replay, None
-    if rules is None:
+    if not rules:  # no cluster asked about, or (as on most clusters) no rule: nothing to match
         return None, None
     return None, requirement(matching_rules(rules, topics))
 

@@ -33,15 +33,15 @@ async def list_rules(session: AsyncSession, cluster: str) -> list[ApprovalRule]:
 def read_rules(session: Session, cluster: str) -> list[domain.ApprovalRule]:
     """The cluster's rules as the domain matches them, for a synchronous read
     (``app.adapters.db.session.run_read``)."""
-    return [domain_rule(rule) for rule in session.execute(_rules_of(cluster)).scalars()]
+    return [_domain_rule(rule) for rule in session.execute(_rules_of(cluster)).scalars()]
 
 
 async def cluster_rules(session: AsyncSession, cluster: str) -> list[domain.ApprovalRule]:
     """The cluster's rules as the domain matches them."""
-    return [domain_rule(rule) for rule in (await session.execute(_rules_of(cluster))).scalars()]
+    return [_domain_rule(rule) for rule in (await session.execute(_rules_of(cluster))).scalars()]
 
 
-def domain_rule(rule: ApprovalRule) -> domain.ApprovalRule:
+def _domain_rule(rule: ApprovalRule) -> domain.ApprovalRule:
     topics = rule.topics
     selector = TopicSelector(
         prefix=topics.get("prefix"), regex=topics.get("regex"), names=tuple(topics.get("names") or ())
