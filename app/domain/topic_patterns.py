@@ -10,7 +10,7 @@ way it would use ``re``. A pattern matches a topic when it matches the whole nam
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -69,6 +69,13 @@ class TopicSelector:
             raise ValueError("a topic selector has exactly one of prefix, regex or names")
         if self.regex is not None:
             compile_topic_pattern(self.regex)
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any]) -> TopicSelector:
+        """From its stored form (``{"prefix": ...}``, ``{"regex": ...}`` or ``{"names": [...]}``)."""
+        return cls(
+            prefix=stored.get("prefix"), regex=stored.get("regex"), names=tuple(stored.get("names") or ())
+        )
 
     def matches(self, topic: str) -> bool:
         if self.prefix is not None:

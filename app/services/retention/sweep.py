@@ -75,10 +75,9 @@ class SweepResult:
 
 def topic_selector(topics: Mapping[str, Any]) -> TopicSelector | None:
     """The stored selection's pattern; None when the topics are only those the connectors read."""
-    names = tuple(topics.get("names") or ())
-    if topics.get("prefix") is None and topics.get("regex") is None and not names:
+    if topics.get("prefix") is None and topics.get("regex") is None and not topics.get("names"):
         return None
-    return TopicSelector(prefix=topics.get("prefix"), regex=topics.get("regex"), names=names)
+    return TopicSelector.of(topics)
 
 
 def rules_of(policy: RetentionPolicy) -> RetentionRules:

@@ -42,13 +42,9 @@ async def cluster_rules(session: AsyncSession, cluster: str) -> list[domain.Appr
 
 
 def _domain_rule(rule: ApprovalRule) -> domain.ApprovalRule:
-    topics = rule.topics
-    selector = TopicSelector(
-        prefix=topics.get("prefix"), regex=topics.get("regex"), names=tuple(topics.get("names") or ())
-    )
     return domain.ApprovalRule(
         rule.name,
-        selector,
+        TopicSelector.of(rule.topics),
         tuple(rule.approvers),
         rule.required_approvals,
         rule.expires_after_seconds,
